@@ -1,0 +1,46 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Every Swift target builds in Swift 6 language mode with warnings treated as errors.
+let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
+
+let package = Package(
+    name: "Whereabouts",
+    products: [
+        .library(name: "Whereabouts", targets: ["Whereabouts"]),
+        .executable(name: "whereaboutsd", targets: ["whereaboutsd"]),
+        .executable(name: "whereabouts", targets: ["whereabouts"]),
+    ],
+    targets: [
+        // C interop: libdbus headers, nothing else.
+        .systemLibrary(
+            name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // A poll(2) event loop that is also a Swift SerialExecutor.
+        .target(name: "Loop", swiftSettings: strict),
+        // The only module that imports libdbus.
+        .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
+        // The domain: locations, accuracy levels, clients, thresholds, configuration. No C, no D-Bus, no I/O.
+        .target(name: "WhereaboutsCore", swiftSettings: strict),
+        // Location sources that need no hardware: static file and replay of recorded tracks.
+        .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "Loop"], swiftSettings: strict),
+        // The GeoClue2 objects on the bus, mapped onto the domain.
+        .target(name: "GeoClueService", dependencies: ["WhereaboutsCore", "DBus", "Loop"], swiftSettings: strict),
+        // The client library for apps.
+        .target(name: "Whereabouts", dependencies: ["DBus", "Loop"], swiftSettings: strict),
+        .executableTarget(
+            name: "whereaboutsd",
+            dependencies: ["WhereaboutsCore", "WhereaboutsProviders", "GeoClueService", "DBus", "Loop"],
+            swiftSettings: strict),
+        .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
+        // Harnesses shared by the test suites: a private bus, the daemon as a child process.
+        .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
+        .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport"],
+            swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,86 @@
+/// Where a fix came from.
+///
+/// Reported by `io.github.whereabouts1.Location.Provider` and, as text, in
+/// `org.freedesktop.GeoClue2.Location.Description`.
+public enum ProviderKind: String, Sendable, CaseIterable {
+    case `static` = "static"
+    case replay = "replay"
+    case gpsd = "gpsd"
+    case nmea = "nmea"
+    case network = "network"
+}
+
+/// One position report, as a provider produced it.
+///
+/// Every accuracy is a radius or spread at **95% confidence**, in metres (or metres per second, or degrees),
+/// the convention of gpsd and the W3C Geolocation API. A value that the source did not give is `nil`;
+/// the D-Bus layer turns `nil` into GeoClue's sentinels where GeoClue's interface needs a value.
+public struct Fix: Sendable, Equatable {
+    /// Degrees north, WGS84, in -90...90.
+    public var latitude: Double
+    /// Degrees east, WGS84, in -180...180.
+    public var longitude: Double
+    /// Horizontal radius at 95% confidence, in metres; always finite and non-negative.
+    public var horizontalAccuracy: Double
+    /// Metres above mean sea level.
+    public var altitude: Double?
+    /// Metres above the WGS84 ellipsoid.
+    public var ellipsoidalAltitude: Double?
+    /// Vertical accuracy at 95% confidence, in metres.
+    public var verticalAccuracy: Double?
+    /// Ground speed in metres per second.
+    public var speed: Double?
+    /// Speed accuracy at 95% confidence, in metres per second.
+    public var speedAccuracy: Double?
+    /// Direction of travel, degrees clockwise from true north, in 0..<360.
+    public var course: Double?
+    /// Course accuracy at 95% confidence, in degrees.
+    public var courseAccuracy: Double?
+    /// When the position was measured.
+    public var timestamp: WallTime
+    /// The kind of provider that produced the fix.
+    public var provider: ProviderKind
+    /// A short human description of the source, e.g. "Static location" or "Replay of track.gpx".
+    public var description: String
+    /// True when the fix was not measured but played back or injected.
+    public var isSimulated: Bool
+
+    public init(
+        latitude: Double, longitude: Double, horizontalAccuracy: Double,
+        altitude: Double? = nil, ellipsoidalAltitude: Double? = nil, verticalAccuracy: Double? = nil,
+        speed: Double? = nil, speedAccuracy: Double? = nil, course: Double? = nil, courseAccuracy: Double? = nil,
+        timestamp: WallTime, provider: ProviderKind, description: String, isSimulated: Bool = false
+    ) {
+        self.latitude = latitude
+        self.longitude = longitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.altitude = altitude
+        self.ellipsoidalAltitude = ellipsoidalAltitude
+        self.verticalAccuracy = verticalAccuracy
+        self.speed = speed
+        self.speedAccuracy = speedAccuracy
+        self.course = course
+        self.courseAccuracy = courseAccuracy
+        self.timestamp = timestamp
+        self.provider = provider
+        self.description = description
+        self.isSimulated = isSimulated
+    }
+
+    /// The great-circle distance to `other`, in metres (haversine, mean Earth radius).
+    public func distance(to other: Fix) -> Double {
+        greatCircleDistance(latitude, longitude, other.latitude, other.longitude)
+    }
+}
+
+/// The great-circle distance between two WGS84 positions in degrees, in metres.
+public func greatCircleDistance(_ lat1: Double, _ lon1: Double, _ lat2: Double, _ lon2: Double) -> Double {
+    let radians = Double.pi / 180
+    let dLat = (lat2 - lat1) * radians
+    let dLon = (lon2 - lon1) * radians
+    let a = sinHalfSquared(dLat) + cosine(lat1 * radians) * cosine(lat2 * radians) * sinHalfSquared(dLon)
+    return 2 * meanEarthRadius * arcsine(min(1, a.squareRoot()))
+}
+
+/// The mean Earth radius in metres (IUGG).
+public let meanEarthRadius = 6_371_008.8
