@@ -1,0 +1,524 @@
+import CDBus
+import Loop
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A C pointer handed between the loop's callbacks; it is only ever used on the loop thread.
+struct LoopPointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// A private connection to a message bus, driven by ``EventLoop/main``.
+///
+/// Everything about the connection happens on the loop thread (``BusActor``): reading, dispatching to exported
+/// objects and signal handlers, sending, and completing outgoing calls. Nothing here blocks the loop except the
+/// `Hello` exchange in ``open(address:)``.
+@BusActor
+public final class Connection {
+    let raw: OpaquePointer
+    /// The unique name the bus gave this connection, such as `:1.42`.
+    public let uniqueName: String
+
+    private var objects: [ObjectPath: any ExportedObject] = [:]
+    private var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]
+    private var nextHandlerID: UInt64 = 1
+    private var closed = false
+
+    /// Called once when the connection to the bus is lost.
+    public var onDisconnect: (@BusActor () -> Void)?
+
+    /// Connects to the bus at `address`, authenticates and registers (the blocking `Hello` exchange).
+    public static func open(address: String) throws(DBusError) -> Connection {
+        dbus_threads_init_default()
+        var error = CDBus.DBusError()
+        dbus_error_init(&error)
+        defer { dbus_error_free(&error) }
+        guard let raw = dbus_connection_open_private(address, &error) else {
+            throw DBusError(from: error, fallback: "cannot connect to \(address)")
+        }
+        dbus_connection_set_exit_on_disconnect(raw, 0)
+        guard dbus_bus_register(raw, &error) != 0, let name = dbus_bus_get_unique_name(raw) else {
+            let failure = DBusError(from: error, fallback: "cannot register on the bus at \(address)")
+            dbus_connection_close(raw)
+            dbus_connection_unref(raw)
+            throw failure
+        }
+        let connection = Connection(raw: raw, uniqueName: String(cString: name))
+        connection.attachToLoop()
+        return connection
+    }
+
+    /// The address of the system bus: `DBUS_SYSTEM_BUS_ADDRESS` when set, else the standard socket.
+    public nonisolated static var systemBusAddress: String {
+        if let value = getenv("DBUS_SYSTEM_BUS_ADDRESS"), value.pointee != 0 { return String(cString: value) }
+        return "unix:path=/var/run/dbus/system_bus_socket"
+    }
+
+    private init(raw: OpaquePointer, uniqueName: String) {
+        self.raw = raw
+        self.uniqueName = uniqueName
+    }
+
+    /// Sends every queued message and closes the connection.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        dbus_connection_flush(raw)
+        dbus_connection_close(raw)
+        objects.removeAll()
+        signalHandlers.removeAll()
+        dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
+        dbus_connection_set_dispatch_status_function(raw, nil, nil, nil)
+        dbus_connection_unregister_object_path(raw, "/")
+        dbus_connection_remove_filter(raw, Connection.filterFunction, Unmanaged.passUnretained(self).toOpaque())
+        Unmanaged.passUnretained(self).release()
+        dbus_connection_unref(raw)
+    }
+
+    /// True until the bus connection is lost or closed.
+    public var isConnected: Bool { !closed && dbus_connection_get_is_connected(raw) != 0 }
+
+    // MARK: Sending and calling
+
+    /// Queues `message` for sending; it is written as soon as the socket allows.
+    public func send(_ message: Message) {
+        guard !closed else { return }
+        dbus_connection_send(raw, message.raw, nil)
+    }
+
+    /// Writes everything queued, blocking until done; for use just before exiting.
+    public func flush() {
+        guard !closed else { return }
+        dbus_connection_flush(raw)
+    }
+
+    /// Sends a method call and waits, without blocking the loop, for its reply or error.
+    ///
+    /// An error reply is thrown as a ``DBusError``; no reply within `timeout` throws
+    /// `org.freedesktop.DBus.Error.NoReply`.
+    public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws(DBusError) -> Message {
+        guard !closed else { throw DBusError(name: DBusError.Name.disconnected, message: "connection closed") }
+        var pending: OpaquePointer? = nil
+        let milliseconds = Int32(clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        guard dbus_connection_send_with_reply(raw, message.raw, &pending, milliseconds) != 0, let pending else {
+            throw DBusError(name: DBusError.Name.disconnected, message: "not connected to the bus")
+        }
+        let result: Result<Message, DBusError> = await withCheckedContinuation { continuation in
+            let box = Unmanaged.passRetained(PendingReply(continuation)).toOpaque()
+            let armed = dbus_pending_call_set_notify(
+                pending,
+                { pending, context in
+                    let box = Unmanaged<PendingReply>.fromOpaque(context!).takeUnretainedValue()
+                    box.complete(with: pending!)
+                }, box, { context in Unmanaged<PendingReply>.fromOpaque(context!).release() })
+            if armed == 0 {
+                Unmanaged<PendingReply>.fromOpaque(box).release()
+                continuation.resume(returning: .failure(.failed("out of memory")))
+            } else if dbus_pending_call_get_completed(pending) != 0 {
+                Unmanaged<PendingReply>.fromOpaque(box).takeUnretainedValue().complete(with: pending)
+            }
+        }
+        dbus_pending_call_unref(pending)
+        return try result.get()
+    }
+
+    /// Calls `member` and returns the reply's arguments.
+    public func call(
+        destination: String, path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(25)
+    ) async throws(DBusError) -> [DBusValue] {
+        let message = try Message.methodCall(
+            destination: destination, path: path, interface: interface, member: member, arguments: arguments)
+        return try await call(message, timeout: timeout).arguments()
+    }
+
+    // MARK: Bus daemon requests
+
+    /// The reply to `RequestName`.
+    public enum RequestNameReply: UInt32, Sendable {
+        case primaryOwner = 1, inQueue = 2, exists = 3, alreadyOwner = 4
+    }
+
+    /// Asks the bus for the well-known `name`, without queueing or replacement.
+    public func requestName(_ name: String) async throws(DBusError) -> RequestNameReply {
+        let reply = try await callBus("RequestName", [.string(name), .uint32(UInt32(DBUS_NAME_FLAG_DO_NOT_QUEUE))])
+        guard let code = reply.first?.uint32, let answer = RequestNameReply(rawValue: code) else {
+            throw .failed("unexpected RequestName reply")
+        }
+        return answer
+    }
+
+    /// The Unix user id and process id of the connection that owns `name`, from `GetConnectionCredentials`.
+    public func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
+        let reply = try await callBus("GetConnectionCredentials", [.string(name)])
+        guard let entries = reply.first?.stringKeyedEntries, let uid = entries["UnixUserID"]?.uint32 else {
+            throw .failed("the bus gave no credentials for \(name)")
+        }
+        return (uid, entries["ProcessID"]?.uint32)
+    }
+
+    private func callBus(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
+        try await call(
+            destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
+            interface: "org.freedesktop.DBus", member: member, arguments: arguments)
+    }
+
+    // MARK: Signals
+
+    /// Runs `handler` for every signal that `match` selects, after asking the bus to route such signals here.
+    public func subscribe(_ match: SignalMatch, handler: @escaping @BusActor (Message) -> Void) async throws(DBusError)
+        -> SignalSubscription
+    {
+        let id = nextHandlerID
+        nextHandlerID += 1
+        signalHandlers[id] = (match, handler)
+        do {
+            _ = try await callBus("AddMatch", [.string(match.rule)])
+        } catch {
+            signalHandlers[id] = nil
+            throw error
+        }
+        return SignalSubscription(id: id)
+    }
+
+    /// Stops a subscription and removes its match rule from the bus.
+    public func unsubscribe(_ subscription: SignalSubscription) {
+        guard let entry = signalHandlers.removeValue(forKey: subscription.id), !closed else { return }
+        if let message = try? Message.methodCall(
+            destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
+            interface: "org.freedesktop.DBus", member: "RemoveMatch", arguments: [.string(entry.match.rule)])
+        {
+            dbus_message_set_no_reply(message.raw, 1)
+            send(message)
+        }
+    }
+
+    /// Emits a signal from `path`, to `destination` alone when it is given.
+    public func emitSignal(
+        path: ObjectPath, interface: String, member: String, arguments: [DBusValue], destination: String? = nil
+    ) {
+        guard
+            let message = try? Message.signal(
+                path: path, interface: interface, member: member, arguments: arguments, destination: destination)
+        else { return }
+        send(message)
+    }
+
+    /// Emits `org.freedesktop.DBus.Properties.PropertiesChanged` for `interface` on `path`.
+    public func emitPropertiesChanged(
+        path: ObjectPath, interface: String, changed: [String: DBusValue], destination: String? = nil
+    ) {
+        emitSignal(
+            path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+            arguments: [.string(interface), .vardict(changed), .strings([])], destination: destination)
+    }
+
+    // MARK: Exported objects
+
+    /// Serves `object` at `path`, replacing any object there.
+    public func export(_ object: any ExportedObject, at path: ObjectPath) {
+        objects[path] = object
+    }
+
+    /// Stops serving the object at `path`.
+    public func unexport(_ path: ObjectPath) {
+        objects[path] = nil
+    }
+
+    /// The object served at `path`.
+    public func object(at path: ObjectPath) -> (any ExportedObject)? { objects[path] }
+
+    /// The names of the nodes directly below `path` that lead to exported objects.
+    func childNodes(of path: ObjectPath) -> [String] {
+        let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
+        var names = Set<Substring>()
+        for key in objects.keys where key.rawValue.hasPrefix(prefix) && key.rawValue.count > prefix.count {
+            let rest = key.rawValue.dropFirst(prefix.count)
+            names.insert(rest.prefix { $0 != "/" })
+        }
+        return names.map(String.init).sorted { a, b in
+            if let x = UInt64(a), let y = UInt64(b) { return x < y }
+            return a < b
+        }
+    }
+
+    // MARK: Dispatch
+
+    fileprivate func handleFiltered(_ message: Message) -> Bool {
+        guard message.kind == .signal else { return false }
+        if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
+            let handler = onDisconnect
+            onDisconnect = nil
+            handler?()
+            return true
+        }
+        for (_, entry) in signalHandlers where entry.match.matches(message) { entry.handler(message) }
+        return false
+    }
+
+    fileprivate func dispatchMethodCall(_ message: Message) {
+        let call = MethodCall(message: message, connection: self)
+        do {
+            switch try route(call) {
+            case .values(let values): call.reply(values)
+            case .later: break
+            }
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    private func route(_ call: MethodCall) throws(DBusError) -> Reply {
+        let message = call.message
+        let path = message.path ?? .root
+        let member = message.member ?? ""
+        let interface = message.interface
+        let object = objects[path]
+        if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
+            let xml = Introspection.document(interfaces: object?.interfaces ?? [], children: childNodes(of: path))
+            return .values([.string(xml)])
+        }
+        guard let object else { throw .unknownMethod("Object does not exist at path \"\(path)\"") }
+        if interface == "org.freedesktop.DBus.Properties" {
+            return try PropertiesDispatch.handle(call, member: member, object: object, path: path)
+        }
+        guard let (owner, method) = Connection.find(member: member, interface: interface, in: object.interfaces)
+        else {
+            if let interface, !object.interfaces.contains(where: { $0.name == interface }) {
+                throw .unknownMethod("No such interface \"\(interface)\" on object at path \(path)")
+            }
+            throw .unknownMethod("No such method \"\(member)\"")
+        }
+        if let denied = object.checkAccess(sender: call.sender) { throw denied }
+        guard message.signature == method.inputSignature else {
+            throw .invalidArgs(
+                "Type of message, \"(\(message.signature))\", does not match expected type \"(\(method.inputSignature))\"")
+        }
+        return try object.handle(call, interface: owner.name, method: member)
+    }
+
+    private static func find(member: String, interface: String?, in interfaces: [InterfaceDescription])
+        -> (InterfaceDescription, MethodDescription)?
+    {
+        for candidate in interfaces where interface == nil || candidate.name == interface {
+            if let method = candidate.method(member) { return (candidate, method) }
+        }
+        return nil
+    }
+
+    // MARK: Loop integration
+
+    private func attachToLoop() {
+        let context = Unmanaged.passRetained(self).toOpaque()
+        dbus_connection_set_watch_functions(
+            raw,
+            { watch, _ in Connection.addWatch(watch!) },
+            { watch, _ in Connection.removeWatch(watch!) },
+            { watch, _ in Connection.toggleWatch(watch!) },
+            nil, nil)
+        dbus_connection_set_timeout_functions(
+            raw,
+            { timeout, _ in Connection.addTimeout(timeout!) },
+            { timeout, _ in Connection.removeTimeout(timeout!) },
+            { timeout, _ in Connection.toggleTimeout(timeout!) },
+            nil, nil)
+        dbus_connection_set_dispatch_status_function(
+            raw,
+            { connection, status, _ in
+                guard status == DBUS_DISPATCH_DATA_REMAINS else { return }
+                let handle = LoopPointer(pointer: connection!)
+                EventLoop.main.execute { Connection.drain(handle.pointer) }
+            }, nil, nil)
+        dbus_connection_add_filter(raw, Connection.filterFunction, context, nil)
+        var vtable = DBusObjectPathVTable()
+        vtable.message_function = { _, message, context in
+            let connection = Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue()
+            let wrapped = Message(retaining: message!)
+            guard wrapped.kind == .methodCall else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
+            BusActor.assumeIsolated { connection.dispatchMethodCall(wrapped) }
+            return DBUS_HANDLER_RESULT_HANDLED
+        }
+        dbus_connection_register_fallback(raw, "/", &vtable, context)
+        let handle = LoopPointer(pointer: raw)
+        EventLoop.main.execute { Connection.drain(handle.pointer) }
+    }
+
+    fileprivate static let filterFunction: DBusHandleMessageFunction = { _, message, context in
+        let connection = Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue()
+        let wrapped = Message(retaining: message!)
+        let handled = BusActor.assumeIsolated { connection.handleFiltered(wrapped) }
+        return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
+    }
+
+    private static func drain(_ connection: OpaquePointer) {
+        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    }
+
+    private final class WatchBox {
+        var id: WatchID?
+    }
+
+    private final class TimeoutBox {
+        var timer: TimerID?
+    }
+
+    private static func events(of watch: OpaquePointer) -> IOEvents {
+        guard dbus_watch_get_enabled(watch) != 0 else { return [] }
+        let flags = dbus_watch_get_flags(watch)
+        var events: IOEvents = []
+        if flags & DBUS_WATCH_READABLE.rawValue != 0 { events.insert(.readable) }
+        if flags & DBUS_WATCH_WRITABLE.rawValue != 0 { events.insert(.writable) }
+        return events
+    }
+
+    private static func addWatch(_ watch: OpaquePointer) -> dbus_bool_t {
+        let box = WatchBox()
+        let handle = LoopPointer(pointer: watch)
+        box.id = EventLoop.main.addWatch(fd: dbus_watch_get_unix_fd(watch), events: events(of: watch)) { ready in
+            var flags: UInt32 = 0
+            if ready.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
+            if ready.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
+            if ready.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
+            if ready.contains(.hangup) { flags |= DBUS_WATCH_HANGUP.rawValue }
+            dbus_watch_handle(handle.pointer, flags)
+        }
+        dbus_watch_set_data(watch, Unmanaged.passRetained(box).toOpaque()) { data in
+            Unmanaged<WatchBox>.fromOpaque(data!).release()
+        }
+        return 1
+    }
+
+    private static func removeWatch(_ watch: OpaquePointer) {
+        guard let data = dbus_watch_get_data(watch) else { return }
+        let box = Unmanaged<WatchBox>.fromOpaque(data).takeUnretainedValue()
+        if let id = box.id { EventLoop.main.removeWatch(id) }
+        box.id = nil
+    }
+
+    private static func toggleWatch(_ watch: OpaquePointer) {
+        guard let data = dbus_watch_get_data(watch) else { return }
+        let box = Unmanaged<WatchBox>.fromOpaque(data).takeUnretainedValue()
+        if let id = box.id { EventLoop.main.updateWatch(id, events: events(of: watch)) }
+    }
+
+    private static func addTimeout(_ timeout: OpaquePointer) -> dbus_bool_t {
+        let box = TimeoutBox()
+        dbus_timeout_set_data(timeout, Unmanaged.passRetained(box).toOpaque()) { data in
+            Unmanaged<TimeoutBox>.fromOpaque(data!).release()
+        }
+        arm(timeout, box)
+        return 1
+    }
+
+    private static func arm(_ timeout: OpaquePointer, _ box: TimeoutBox) {
+        if let timer = box.timer { EventLoop.main.cancel(timer) }
+        box.timer = nil
+        guard dbus_timeout_get_enabled(timeout) != 0 else { return }
+        let handle = LoopPointer(pointer: timeout)
+        box.timer = EventLoop.main.schedule(after: .milliseconds(Int(dbus_timeout_get_interval(timeout)))) {
+            box.timer = nil
+            dbus_timeout_handle(handle.pointer)
+            if box.timer == nil, dbus_timeout_get_data(handle.pointer) != nil { arm(handle.pointer, box) }
+        }
+    }
+
+    private static func removeTimeout(_ timeout: OpaquePointer) {
+        guard let data = dbus_timeout_get_data(timeout) else { return }
+        let box = Unmanaged<TimeoutBox>.fromOpaque(data).takeUnretainedValue()
+        if let timer = box.timer { EventLoop.main.cancel(timer) }
+        box.timer = nil
+    }
+
+    private static func toggleTimeout(_ timeout: OpaquePointer) {
+        guard let data = dbus_timeout_get_data(timeout) else { return }
+        arm(timeout, Unmanaged<TimeoutBox>.fromOpaque(data).takeUnretainedValue())
+    }
+}
+
+/// A token for ``Connection/unsubscribe(_:)``.
+public struct SignalSubscription: Hashable, Sendable {
+    let id: UInt64
+}
+
+/// Which signals a subscription wants; each field that is set must match.
+public struct SignalMatch: Sendable, Hashable {
+    public var sender: String?
+    public var path: ObjectPath?
+    public var interface: String?
+    public var member: String?
+    /// Extra `argN='value'` conditions, by argument index.
+    public var stringArguments: [Int: String]
+
+    public init(
+        sender: String? = nil, path: ObjectPath? = nil, interface: String? = nil, member: String? = nil,
+        stringArguments: [Int: String] = [:]
+    ) {
+        self.sender = sender
+        self.path = path
+        self.interface = interface
+        self.member = member
+        self.stringArguments = stringArguments
+    }
+
+    /// The match rule the bus applies.
+    public var rule: String {
+        var parts = ["type='signal'"]
+        if let sender { parts.append("sender='\(sender)'") }
+        if let path { parts.append("path='\(path)'") }
+        if let interface { parts.append("interface='\(interface)'") }
+        if let member { parts.append("member='\(member)'") }
+        for (index, value) in stringArguments.sorted(by: { $0.key < $1.key }) { parts.append("arg\(index)='\(value)'") }
+        return parts.joined(separator: ",")
+    }
+
+    func matches(_ message: Message) -> Bool {
+        if let sender, sender.hasPrefix(":") || sender == "org.freedesktop.DBus", message.sender != sender {
+            return false
+        }
+        if let path, message.path != path { return false }
+        if let interface, message.interface != interface { return false }
+        if let member, message.member != member { return false }
+        if !stringArguments.isEmpty {
+            let arguments = message.arguments()
+            for (index, value) in stringArguments {
+                guard index < arguments.count, arguments[index].string == value else { return false }
+            }
+        }
+        return true
+    }
+}
+
+/// Completes one outgoing call's continuation from libdbus's pending-call notification.
+private final class PendingReply: @unchecked Sendable {
+    private var continuation: CheckedContinuation<Result<Message, DBusError>, Never>?
+
+    init(_ continuation: CheckedContinuation<Result<Message, DBusError>, Never>) { self.continuation = continuation }
+
+    func complete(with pending: OpaquePointer) {
+        guard let continuation else { return }
+        self.continuation = nil
+        guard let raw = dbus_pending_call_steal_reply(pending) else {
+            continuation.resume(returning: .failure(DBusError(name: DBusError.Name.noReply, message: "no reply")))
+            return
+        }
+        let reply = Message(owning: raw)
+        if let error = reply.error {
+            continuation.resume(returning: .failure(error))
+        } else {
+            continuation.resume(returning: .success(reply))
+        }
+    }
+}
+
+extension DBusError {
+    init(from error: CDBus.DBusError, fallback: String) {
+        if dbus_error_is_set([error]) != 0, let name = error.name {
+            self.init(name: String(cString: name), message: error.message.map { String(cString: $0) } ?? fallback)
+        } else {
+            self.init(name: DBusError.Name.failed, message: fallback)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import Loop
+
+/// One argument of a method or signal, for introspection and signature checks.
+public struct Argument: Sendable, Hashable {
+    public var name: String
+    public var signature: String
+    public init(_ name: String, _ signature: String) {
+        self.name = name
+        self.signature = signature
+    }
+}
+
+/// A method an exported interface offers.
+public struct MethodDescription: Sendable, Hashable {
+    public var name: String
+    public var inputs: [Argument]
+    public var outputs: [Argument]
+    public init(_ name: String, inputs: [Argument] = [], outputs: [Argument] = []) {
+        self.name = name
+        self.inputs = inputs
+        self.outputs = outputs
+    }
+    /// The body signature a call must carry.
+    public var inputSignature: String { inputs.map(\.signature).joined() }
+}
+
+/// A property an exported interface offers.
+public struct PropertyDescription: Sendable, Hashable {
+    /// Who may read or write it, as introspection's `access` attribute says.
+    public enum Access: String, Sendable {
+        case read, write, readwrite
+    }
+    public var name: String
+    public var signature: String
+    public var access: Access
+    public init(_ name: String, _ signature: String, _ access: Access) {
+        self.name = name
+        self.signature = signature
+        self.access = access
+    }
+}
+
+/// A signal an exported interface may emit.
+public struct SignalDescription: Sendable, Hashable {
+    public var name: String
+    public var arguments: [Argument]
+    public init(_ name: String, arguments: [Argument] = []) {
+        self.name = name
+        self.arguments = arguments
+    }
+}
+
+/// An interface: the declarative table an exported object serves and introspection describes.
+public struct InterfaceDescription: Sendable, Hashable {
+    public var name: String
+    public var methods: [MethodDescription]
+    public var properties: [PropertyDescription]
+    public var signals: [SignalDescription]
+    public init(
+        _ name: String, methods: [MethodDescription] = [], properties: [PropertyDescription] = [],
+        signals: [SignalDescription] = []
+    ) {
+        self.name = name
+        self.methods = methods
+        self.properties = properties
+        self.signals = signals
+    }
+
+    /// The method called `name`.
+    public func method(_ name: String) -> MethodDescription? { methods.first { $0.name == name } }
+    /// The property called `name`.
+    public func property(_ name: String) -> PropertyDescription? { properties.first { $0.name == name } }
+}
+
+/// What a method handler gives back: the reply's values now, or a promise to answer through the ``MethodCall``.
+public enum Reply: Sendable {
+    case values([DBusValue])
+    case later
+}
+
+/// An object served on the bus. The connection does the generic work (routing, introspection, the standard
+/// `org.freedesktop.DBus.Properties` methods, signature and access checks, error replies); the object supplies
+/// its state and behaviour.
+@BusActor
+public protocol ExportedObject: AnyObject {
+    /// The object's own interfaces, in introspection order.
+    var interfaces: [InterfaceDescription] { get }
+
+    /// An error when `sender` may not call methods or read or write properties of this object; nil when it may.
+    func checkAccess(sender: String) -> DBusError?
+
+    /// Handles a call to `method` of `interface`; the body already matches the method's input signature.
+    func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply
+
+    /// The current value of a readable property declared in `interfaces`.
+    func property(_ name: String, interface: String) -> DBusValue
+
+    /// Writes a writable property; `value` already has the declared type.
+    func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError)
+}
+
+extension ExportedObject {
+    public func checkAccess(sender: String) -> DBusError? { nil }
+
+    public func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
+        throw .invalidArgs("Property \"\(name)\" is not writable")
+    }
+}
+
+/// An incoming method call being served. Exactly one reply is sent for it, whether the handler returns values,
+/// throws, or answers later with ``reply(_:)`` or ``fail(_:)``.
+@BusActor
+public final class MethodCall {
+    /// The call message.
+    public let message: Message
+    /// The caller's unique bus name.
+    public let sender: String
+    /// The decoded arguments.
+    public let arguments: [DBusValue]
+    /// The connection the call arrived on.
+    public let connection: Connection
+    private var answered = false
+
+    init(message: Message, connection: Connection) {
+        self.message = message
+        self.sender = message.sender ?? ""
+        self.arguments = message.arguments()
+        self.connection = connection
+    }
+
+    /// True once a reply or error has been sent.
+    public var isAnswered: Bool { answered }
+
+    /// Sends the successful reply; later answers are ignored.
+    public func reply(_ values: [DBusValue] = []) {
+        guard !answered else { return }
+        answered = true
+        guard !message.noReplyExpected else { return }
+        do {
+            connection.send(try message.methodReturn(values))
+        } catch {
+            sendError(error)
+        }
+    }
+
+    /// Sends an error reply; later answers are ignored.
+    public func fail(_ error: DBusError) {
+        guard !answered else { return }
+        answered = true
+        guard !message.noReplyExpected else { return }
+        sendError(error)
+    }
+
+    private func sendError(_ error: DBusError) {
+        if let reply = message.errorReply(error) { connection.send(reply) }
+    }
+}
+
+/// Introspection XML for exported objects.
+enum Introspection {
+    static let header = """
+        <!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"
+        "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">
+
+        """
+
+    static let standardInterfaces: [InterfaceDescription] = [
+        InterfaceDescription(
+            "org.freedesktop.DBus.Properties",
+            methods: [
+                MethodDescription(
+                    "Get", inputs: [Argument("interface_name", "s"), Argument("property_name", "s")],
+                    outputs: [Argument("value", "v")]),
+                MethodDescription(
+                    "GetAll", inputs: [Argument("interface_name", "s")], outputs: [Argument("properties", "a{sv}")]),
+                MethodDescription(
+                    "Set",
+                    inputs: [Argument("interface_name", "s"), Argument("property_name", "s"), Argument("value", "v")]),
+            ],
+            signals: [
+                SignalDescription(
+                    "PropertiesChanged",
+                    arguments: [
+                        Argument("interface_name", "s"), Argument("changed_properties", "a{sv}"),
+                        Argument("invalidated_properties", "as"),
+                    ])
+            ]),
+        InterfaceDescription(
+            "org.freedesktop.DBus.Introspectable", methods: [MethodDescription("Introspect", outputs: [Argument("xml_data", "s")])]),
+        InterfaceDescription(
+            "org.freedesktop.DBus.Peer",
+            methods: [MethodDescription("Ping"), MethodDescription("GetMachineId", outputs: [Argument("machine_uuid", "s")])]),
+    ]
+
+    static func document(interfaces: [InterfaceDescription], children: [String]) -> String {
+        var xml = header + "<node>\n"
+        if !interfaces.isEmpty {
+            for interface in standardInterfaces + interfaces { xml += describe(interface) }
+        }
+        for child in children { xml += " <node name=\"\(child)\"/>\n" }
+        return xml + "</node>\n"
+    }
+
+    private static func describe(_ interface: InterfaceDescription) -> String {
+        var xml = " <interface name=\"\(interface.name)\">\n"
+        for method in interface.methods {
+            xml += "  <method name=\"\(method.name)\">\n"
+            for arg in method.inputs { xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"in\"/>\n" }
+            for arg in method.outputs { xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"out\"/>\n" }
+            xml += "  </method>\n"
+        }
+        for signal in interface.signals {
+            xml += "  <signal name=\"\(signal.name)\">\n"
+            for arg in signal.arguments { xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\"/>\n" }
+            xml += "  </signal>\n"
+        }
+        for property in interface.properties {
+            xml += "  <property type=\"\(property.signature)\" name=\"\(property.name)\" access=\"\(property.access.rawValue)\"/>\n"
+        }
+        return xml + " </interface>\n"
+    }
+}

@@ -1,0 +1,72 @@
+import Loop
+
+/// The standard `org.freedesktop.DBus.Properties` methods, served for every exported object.
+///
+/// Errors use the names and messages GDBus (and so GeoClue) gives: `InvalidArgs` for unknown, read-only or
+/// mistyped properties.
+@BusActor
+enum PropertiesDispatch {
+    static func handle(_ call: MethodCall, member: String, object: any ExportedObject, path: ObjectPath)
+        throws(DBusError) -> Reply
+    {
+        let arguments = call.arguments
+        switch member {
+        case "Get":
+            guard call.message.signature == "ss" else { throw signatureError(call, expected: "ss") }
+            let property = try find(object, interface: arguments[0].string!, name: arguments[1].string!, path: path)
+            if let denied = object.checkAccess(sender: call.sender) { throw denied }
+            guard property.1.access != .write else {
+                throw .invalidArgs("Property \"\(property.1.name)\" is not readable")
+            }
+            return .values([.variant(object.property(property.1.name, interface: property.0))])
+        case "GetAll":
+            guard call.message.signature == "s" else { throw signatureError(call, expected: "s") }
+            let interfaceName = arguments[0].string!
+            guard let interface = object.interfaces.first(where: { $0.name == interfaceName }) else {
+                if isStandard(interfaceName) { return .values([.vardict([:])]) }
+                throw .invalidArgs("No such interface \"\(interfaceName)\" on object at path \(path)")
+            }
+            if let denied = object.checkAccess(sender: call.sender) { throw denied }
+            var values: [String: DBusValue] = [:]
+            for property in interface.properties where property.access != .write {
+                values[property.name] = object.property(property.name, interface: interface.name)
+            }
+            return .values([.vardict(values)])
+        case "Set":
+            guard call.message.signature == "ssv" else { throw signatureError(call, expected: "ssv") }
+            let property = try find(object, interface: arguments[0].string!, name: arguments[1].string!, path: path)
+            if let denied = object.checkAccess(sender: call.sender) { throw denied }
+            guard property.1.access != .read else {
+                throw .invalidArgs("Property \"\(property.1.name)\" is not writable")
+            }
+            let value = arguments[2].unwrapped
+            guard value.signature == property.1.signature else {
+                throw .invalidArgs(
+                    "Error setting property \"\(property.1.name)\": Expected type \"\(property.1.signature)\" but got \"\(value.signature)\""
+                )
+            }
+            try object.setProperty(property.1.name, interface: property.0, value: value, sender: call.sender)
+            return .values([])
+        default:
+            throw .unknownMethod("No such method \"\(member)\"")
+        }
+    }
+
+    private static func find(_ object: any ExportedObject, interface: String, name: String, path: ObjectPath)
+        throws(DBusError) -> (String, PropertyDescription)
+    {
+        guard let owner = object.interfaces.first(where: { $0.name == interface }) else {
+            throw .invalidArgs("No such interface \"\(interface)\" on object at path \(path)")
+        }
+        guard let property = owner.property(name) else { throw .invalidArgs("No such property \"\(name)\"") }
+        return (owner.name, property)
+    }
+
+    private static func isStandard(_ interface: String) -> Bool {
+        interface.hasPrefix("org.freedesktop.DBus.")
+    }
+
+    private static func signatureError(_ call: MethodCall, expected: String) -> DBusError {
+        .invalidArgs("Type of message, \"(\(call.message.signature))\", does not match expected type \"(\(expected))\"")
+    }
+}

@@ -1,0 +1,18 @@
+/// The global actor of everything that touches the bus connection: it runs on ``EventLoop/main``.
+///
+/// Loop callbacks (watches, timers, D-Bus handlers) are `@BusActor` and run synchronously on the loop thread;
+/// code elsewhere reaches it with `await`.
+@globalActor public actor BusActor {
+    /// The actor instance behind the `@BusActor` attribute.
+    public static let shared = BusActor()
+
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { EventLoop.main.asUnownedSerialExecutor() }
+
+    /// Runs `operation` as `@BusActor` code; the caller must already be on the loop thread.
+    public static func assumeIsolated<T>(_ operation: @BusActor () throws -> T) rethrows -> T {
+        EventLoop.main.checkIsolated()
+        return try withoutActuallyEscaping(operation) { isolated in
+            try unsafeBitCast(isolated, to: (() throws -> T).self)()
+        }
+    }
+}

@@ -1,0 +1,309 @@
+import Synchronization
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Readiness a file-descriptor watch asks for or reports, as `poll(2)` events.
+public struct IOEvents: OptionSet, Sendable, Hashable {
+    public let rawValue: Int16
+    public init(rawValue: Int16) { self.rawValue = rawValue }
+    /// Data can be read.
+    public static let readable = IOEvents(rawValue: Int16(POLLIN))
+    /// Data can be written without blocking.
+    public static let writable = IOEvents(rawValue: Int16(POLLOUT))
+    /// An error condition (reported only).
+    public static let error = IOEvents(rawValue: Int16(POLLERR))
+    /// The peer hung up (reported only).
+    public static let hangup = IOEvents(rawValue: Int16(POLLHUP))
+}
+
+/// Identifies a file-descriptor watch registered with ``EventLoop/addWatch(fd:events:handler:)``.
+public struct WatchID: Hashable, Sendable { let raw: UInt64 }
+
+/// Identifies a timer registered with ``EventLoop/schedule(after:handler:)``.
+public struct TimerID: Hashable, Sendable { let raw: UInt64 }
+
+/// One thread running a `poll(2)` loop: file-descriptor watches, timers and queued work.
+///
+/// It is also a Swift `SerialExecutor`, the executor of ``BusActor``, so actor-isolated code and the loop's own
+/// callbacks run on the same thread, in order, without hops. Every method may be called from any thread; the
+/// callbacks always run on the loop thread.
+public final class EventLoop: SerialExecutor, @unchecked Sendable {
+    /// The process's loop, started on first use. ``BusActor`` runs on it.
+    public static let main = EventLoop()
+
+    private struct Watch {
+        var fd: Int32
+        var events: IOEvents
+        var handler: @BusActor @Sendable (IOEvents) -> Void
+    }
+
+    private struct PendingTimer {
+        var deadline: Int64
+        var handler: @BusActor @Sendable () -> Void
+    }
+
+    /// State shared between the loop thread and callers on other threads; guarded by `lock`.
+    private struct Shared {
+        var jobs: [UnownedJob] = []
+        var closures: [@BusActor @Sendable () -> Void] = []
+        var watches: [UInt64: Watch] = [:]
+        var timers: [UInt64: PendingTimer] = [:]
+        var deadlines = DeadlineHeap()
+        var nextID: UInt64 = 1
+        var sleeping = false
+    }
+
+    private let lock = Mutex(())
+    private nonisolated(unsafe) var shared = Shared()
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    private nonisolated(unsafe) var thread = pthread_t()
+
+    /// Creates a loop and starts its thread.
+    public init() {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { fatalError("event loop: pipe failed, errno \(errno)") }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        }
+        wakeRead = fds[0]
+        wakeWrite = fds[1]
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let started = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.run()
+        }, context)
+        guard started == 0 else { fatalError("event loop: pthread_create failed, error \(started)") }
+    }
+
+    /// True when the caller is running on this loop's thread.
+    public var isCurrent: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    // MARK: SerialExecutor
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        withShared { $0.jobs.append(unowned) }
+        wake()
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    public func checkIsolated() {
+        precondition(isCurrent, "not on the event loop thread")
+    }
+
+    // MARK: Work, watches, timers
+
+    /// Runs `body` on the loop thread after the work already queued.
+    public func execute(_ body: @escaping @BusActor @Sendable () -> Void) {
+        withShared { $0.closures.append(body) }
+        wake()
+    }
+
+    /// Calls `handler` on the loop thread whenever `fd` is ready for any of `events` (errors and hang-ups are
+    /// always reported). The caller keeps ownership of `fd` and must remove the watch before closing it.
+    @discardableResult
+    public func addWatch(fd: Int32, events: IOEvents, handler: @escaping @BusActor @Sendable (IOEvents) -> Void)
+        -> WatchID
+    {
+        let id = withShared { shared in
+            let id = shared.nextID
+            shared.nextID += 1
+            shared.watches[id] = Watch(fd: fd, events: events, handler: handler)
+            return id
+        }
+        wake()
+        return WatchID(raw: id)
+    }
+
+    /// Changes the events a watch waits for; an empty set pauses it.
+    public func updateWatch(_ id: WatchID, events: IOEvents) {
+        withShared { $0.watches[id.raw]?.events = events }
+        wake()
+    }
+
+    /// Stops a watch. Its handler is not called again once this returns on the loop thread.
+    public func removeWatch(_ id: WatchID) {
+        withShared { _ = $0.watches.removeValue(forKey: id.raw) }
+        wake()
+    }
+
+    /// Calls `handler` once on the loop thread after `delay`.
+    @discardableResult
+    public func schedule(after delay: Duration, handler: @escaping @BusActor @Sendable () -> Void) -> TimerID {
+        let deadline = monotonicNanoseconds() &+ max(0, delay.nanosecondsClamped)
+        let id = withShared { shared in
+            let id = shared.nextID
+            shared.nextID += 1
+            shared.timers[id] = PendingTimer(deadline: deadline, handler: handler)
+            shared.deadlines.push(deadline: deadline, id: id)
+            return id
+        }
+        wake()
+        return TimerID(raw: id)
+    }
+
+    /// Cancels a timer; a timer that already fired or was cancelled is ignored.
+    public func cancel(_ id: TimerID) {
+        withShared { _ = $0.timers.removeValue(forKey: id.raw) }
+    }
+
+    // MARK: The loop
+
+    private func withShared<T>(_ body: (inout Shared) -> T) -> T {
+        lock.withLock { _ in body(&shared) }
+    }
+
+    private func wake() {
+        let mustWrite = withShared { shared in
+            let sleeping = shared.sleeping
+            shared.sleeping = false
+            return sleeping
+        }
+        guard mustWrite else { return }
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)
+    }
+
+    private func drainWakePipe() {
+        var buffer = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        while withUnsafeMutableBytes(of: &buffer, { read(wakeRead, $0.baseAddress, $0.count) }) > 0 {}
+    }
+
+    private func run() -> Never {
+        var pollSet: [pollfd] = []
+        var pollIDs: [UInt64] = []
+        while true {
+            runQueuedWork()
+            runDueTimers()
+            let timeout = preparePoll(&pollSet, &pollIDs)
+            let ready = poll(&pollSet, nfds_t(pollSet.count), timeout)
+            withShared { $0.sleeping = false }
+            if ready < 0 {
+                guard errno == EINTR else { fatalError("event loop: poll failed, errno \(errno)") }
+                continue
+            }
+            if pollSet[0].revents != 0 { drainWakePipe() }
+            for index in 1..<pollSet.count where pollSet[index].revents != 0 {
+                let revents = IOEvents(rawValue: pollSet[index].revents)
+                guard let handler = withShared({ $0.watches[pollIDs[index]]?.handler }) else { continue }
+                BusActor.assumeIsolated { handler(revents) }
+            }
+        }
+    }
+
+    private func runQueuedWork() {
+        while true {
+            let (jobs, closures) = withShared { shared in
+                defer {
+                    shared.jobs.removeAll(keepingCapacity: true)
+                    shared.closures.removeAll(keepingCapacity: true)
+                }
+                return (shared.jobs, shared.closures)
+            }
+            if jobs.isEmpty && closures.isEmpty { return }
+            for job in jobs { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            for closure in closures { BusActor.assumeIsolated { closure() } }
+        }
+    }
+
+    private func runDueTimers() {
+        let now = monotonicNanoseconds()
+        while true {
+            let due: PendingTimer? = withShared { shared in
+                while let top = shared.deadlines.peek, top.deadline <= now {
+                    shared.deadlines.pop()
+                    if let timer = shared.timers.removeValue(forKey: top.id) { return timer }
+                }
+                return nil
+            }
+            guard let timer = due else { return }
+            BusActor.assumeIsolated { timer.handler() }
+        }
+    }
+
+    /// Fills the poll set (wake pipe first) and returns the poll timeout in milliseconds.
+    private func preparePoll(_ pollSet: inout [pollfd], _ pollIDs: inout [UInt64]) -> Int32 {
+        pollSet.removeAll(keepingCapacity: true)
+        pollIDs.removeAll(keepingCapacity: true)
+        pollSet.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
+        pollIDs.append(0)
+        return withShared { shared in
+            for (id, watch) in shared.watches where !watch.events.isEmpty {
+                pollSet.append(pollfd(fd: watch.fd, events: watch.events.rawValue, revents: 0))
+                pollIDs.append(id)
+            }
+            if !shared.jobs.isEmpty || !shared.closures.isEmpty { return 0 }
+            while let top = shared.deadlines.peek, shared.timers[top.id] == nil { shared.deadlines.pop() }
+            shared.sleeping = true
+            guard let next = shared.deadlines.peek else { return -1 }
+            let remaining = next.deadline - monotonicNanoseconds()
+            if remaining <= 0 { return 0 }
+            return Int32(min(Int64(Int32.max), (remaining + 999_999) / 1_000_000))
+        }
+    }
+}
+
+/// The current time on the monotonic clock, in nanoseconds.
+public func monotonicNanoseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+}
+
+/// The current wall-clock time, in microseconds since the Unix epoch.
+public func wallMicroseconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return Int64(now.tv_sec) * 1_000_000 + Int64(now.tv_nsec) / 1_000
+}
+
+extension Duration {
+    /// The duration in nanoseconds, saturating at `Int64`'s bounds.
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return scaled.addingReportingOverflow(attoseconds / 1_000_000_000).overflow
+            ? (seconds < 0 ? .min : .max) : scaled + attoseconds / 1_000_000_000
+    }
+}
+
+/// A binary min-heap of timer deadlines; cancelled entries are skipped lazily.
+struct DeadlineHeap {
+    private var items: [(deadline: Int64, id: UInt64)] = []
+
+    var peek: (deadline: Int64, id: UInt64)? { items.first }
+
+    mutating func push(deadline: Int64, id: UInt64) {
+        items.append((deadline, id))
+        var child = items.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard items[child].deadline < items[parent].deadline else { break }
+            items.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func pop() {
+        guard !items.isEmpty else { return }
+        items.swapAt(0, items.count - 1)
+        items.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < items.count && items[left].deadline < items[smallest].deadline { smallest = left }
+            if right < items.count && items[right].deadline < items[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            items.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

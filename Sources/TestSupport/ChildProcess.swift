@@ -1,0 +1,81 @@
+import Foundation
+import Glibc
+
+/// A child process started with `posix_spawn`, its output appended to a log file.
+///
+/// It does not depend on a run loop, so it can be started, signalled and reaped from any thread.
+public final class ChildProcess: @unchecked Sendable {
+    /// The process id.
+    public let pid: pid_t
+    /// The file receiving the child's standard output and standard error.
+    public let logFile: URL
+    private var exitStatus: Int32?
+
+    /// Starts `executable` with `arguments` and `environment`; output goes to `logFile`.
+    public init(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        logFile: URL
+    ) throws {
+        self.logFile = try logFile.creatingFile()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logFile.path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, executable.path, &actions, nil, argv, envp)
+        guard result == 0 else { throw TestEnvironmentError("cannot start \(executable.path): error \(result)") }
+        pid = child
+    }
+
+    /// True while the child has not exited.
+    public var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid {
+            exitStatus = status
+            return false
+        }
+        return true
+    }
+
+    /// Sends `signal` to the child.
+    public func signal(_ signal: Int32) {
+        if isRunning { kill(pid, signal) }
+    }
+
+    /// Waits up to `timeout` seconds for the child to exit and returns its raw wait status.
+    @discardableResult
+    public func wait(timeout: Double = 10) throws -> Int32 {
+        try Wait.until("process \(pid) to exit", timeout: timeout) { !isRunning }
+        return exitStatus!
+    }
+
+    /// The exit code, when the child exited normally.
+    public var exitCode: Int32? {
+        guard let status = exitStatus, status & 0x7f == 0 else { return nil }
+        return (status >> 8) & 0xff
+    }
+
+    /// Stops the child: SIGTERM, then SIGKILL after `grace` seconds.
+    public func stop(grace: Double = 5) {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        if (try? wait(timeout: grace)) == nil {
+            kill(pid, SIGKILL)
+            _ = try? wait(timeout: 5)
+        }
+    }
+
+    /// The log so far.
+    public var log: String { (try? String(contentsOf: logFile, encoding: .utf8)) ?? "" }
+
+    deinit { stop(grace: 1) }
+}
