@@ -1,0 +1,157 @@
+extension Configuration {
+    /// GeoClue's source groups that Whereabouts accepts, so that a GeoClue configuration carries over, but does not
+    /// implement. Their keys are not checked.
+    public static let ignoredGroupNames: Set<String> = ["wifi", "3g", "cdma", "modem-gps", "compass", "ip"]
+
+    /// Parses and validates the text of a `geoclue.conf`; `file` names it in errors.
+    ///
+    /// Settings the text leaves out keep their ``default`` values. The first problem found refuses the whole file:
+    /// a syntax error, an unknown key in a known section, a value of the wrong type or out of range, an app entry
+    /// without `allowed=`, `system=` or `users=`, or `[replay]` enabled without a path.
+    public static func parse(_ text: String, file: String) throws(ConfigurationError) -> Configuration {
+        let keyFile: KeyFile
+        do {
+            keyFile = try KeyFile(parsing: text, file: file)
+        } catch {
+            throw ConfigurationError(error)
+        }
+        var configuration = Configuration.default
+        for group in keyFile.groups {
+            let section = Section(keyFile: keyFile, group: group)
+            switch group.name {
+            case "agent":
+                try section.checkKeys(["whitelist"])
+                try section.load("whitelist", into: &configuration.agentWhitelist, section.stringList)
+            case "static-source":
+                try section.checkKeys(["enable", "path"])
+                try section.load("enable", into: &configuration.staticSource.enabled, section.bool)
+                try section.load("path", into: &configuration.staticSource.path, section.absolutePath)
+            case "replay":
+                try section.checkKeys(["enable", "path", "speed"])
+                try section.load("enable", into: &configuration.replay.enabled, section.bool)
+                configuration.replay.path = try section.absolutePath("path")
+                try section.load("speed", into: &configuration.replay.speed, section.speed)
+                if configuration.replay.enabled, configuration.replay.path == nil, let enable = group.entry("enable") {
+                    throw section.error(enable, .replayWithoutPath)
+                }
+            case "gpsd":
+                try section.checkKeys(["enable", "host", "port"])
+                try section.load("enable", into: &configuration.gpsd.enabled, section.bool)
+                try section.load("host", into: &configuration.gpsd.host, section.host)
+                try section.load("port", into: &configuration.gpsd.port, section.port)
+            case "network-nmea":
+                try section.checkKeys(["enable", "nmea-socket"])
+                try section.load("enable", into: &configuration.networkNMEA.enabled, section.bool)
+                configuration.networkNMEA.socketPath = try section.absolutePath("nmea-socket")
+            case let name where ignoredGroupNames.contains(name):
+                configuration.ignoredSections.append(name)
+            default:
+                configuration.apps[group.name] = try section.appEntry()
+            }
+        }
+        return configuration
+    }
+}
+
+/// One group of a configuration file being validated; turns key-file errors into configuration errors.
+private struct Section {
+    let keyFile: KeyFile
+    let group: KeyFile.Group
+
+    /// Overwrites `setting` with the value of `key` when the group has that key.
+    func load<T>(_ key: String, into setting: inout T, _ value: (String) throws(ConfigurationError) -> T?)
+        throws(ConfigurationError)
+    {
+        if let value = try value(key) { setting = value }
+    }
+
+    func error(_ entry: KeyFile.Entry, _ problem: ConfigurationError.Problem) -> ConfigurationError {
+        ConfigurationError(file: keyFile.file, line: entry.line, group: group.name, key: entry.key, problem: problem)
+    }
+
+    func invalid(_ entry: KeyFile.Entry, expected: String) -> ConfigurationError {
+        error(entry, .invalidValue(value: entry.value, expected: expected))
+    }
+
+    /// Refuses the first key that is not in `known`.
+    func checkKeys(_ known: [String]) throws(ConfigurationError) {
+        if let unknown = group.entries.first(where: { !known.contains($0.key) }) {
+            throw error(unknown, .unknownKey(known: known))
+        }
+    }
+
+    // The typed values, with key-file errors reported as configuration errors.
+
+    func bool(_ key: String) throws(ConfigurationError) -> Bool? {
+        do { return try keyFile.bool(key, in: group.name) } catch { throw ConfigurationError(error) }
+    }
+
+    func string(_ key: String) throws(ConfigurationError) -> String? {
+        do { return try keyFile.string(key, in: group.name) } catch { throw ConfigurationError(error) }
+    }
+
+    func stringList(_ key: String) throws(ConfigurationError) -> [String]? {
+        do { return try keyFile.stringList(key, in: group.name) } catch { throw ConfigurationError(error) }
+    }
+
+    func uids(_ key: String) throws(ConfigurationError) -> [UInt32]? {
+        do { return try keyFile.integerList(key, in: group.name, as: UInt32.self) } catch {
+            throw ConfigurationError(error)
+        }
+    }
+
+    /// A string value that must be an absolute path.
+    func absolutePath(_ key: String) throws(ConfigurationError) -> String? {
+        guard let entry = group.entry(key), let path = try string(key) else { return nil }
+        guard path.hasPrefix("/") else { throw invalid(entry, expected: "an absolute path") }
+        return path
+    }
+
+    /// A string value that must not be empty.
+    func host(_ key: String) throws(ConfigurationError) -> String? {
+        guard let entry = group.entry(key), let host = try string(key) else { return nil }
+        guard !host.isEmpty else { throw invalid(entry, expected: "a host name or address") }
+        return host
+    }
+
+    /// A TCP port, 1...65535.
+    func port(_ key: String) throws(ConfigurationError) -> UInt16? {
+        let port: UInt16?
+        do { port = try keyFile.integer(key, in: group.name, as: UInt16.self) } catch {
+            throw ConfigurationError(error)
+        }
+        guard let entry = group.entry(key), let port else { return nil }
+        guard port != 0 else { throw invalid(entry, expected: "a port number in 1...65535") }
+        return port
+    }
+
+    /// A playback speed: finite and greater than zero.
+    func speed(_ key: String) throws(ConfigurationError) -> Double? {
+        let speed: Double?
+        do { speed = try keyFile.double(key, in: group.name) } catch { throw ConfigurationError(error) }
+        guard let entry = group.entry(key), let speed else { return nil }
+        guard speed.isFinite, speed > 0 else { throw invalid(entry, expected: "a finite speed greater than 0") }
+        return speed
+    }
+
+    /// An app entry: all of `allowed=`, `system=` and `users=`, and nothing else.
+    func appEntry() throws(ConfigurationError) -> AppEntry {
+        let entry = AppEntry(
+            allowed: try required("allowed", bool),
+            system: try required("system", bool),
+            users: try required("users", uids))
+        try checkKeys(["allowed", "system", "users"])
+        return entry
+    }
+
+    /// The value of `key`, which an app entry must have.
+    func required<T>(_ key: String, _ value: (String) throws(ConfigurationError) -> T?) throws(ConfigurationError)
+        -> T
+    {
+        guard let value = try value(key) else {
+            throw ConfigurationError(
+                file: keyFile.file, line: group.line, group: group.name, key: key, problem: .missingKey)
+        }
+        return value
+    }
+}
