@@ -327,11 +327,11 @@ public final class Connection {
             nil, nil)
         dbus_connection_set_dispatch_status_function(
             raw,
-            { connection, status, _ in
+            { _, status, context in
                 guard status == DBUS_DISPATCH_DATA_REMAINS else { return }
-                let handle = LoopPointer(pointer: connection!)
-                EventLoop.main.execute { Connection.drain(handle.pointer) }
-            }, nil, nil)
+                let connection = Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue()
+                EventLoop.main.execute { connection.drain() }
+            }, context, nil)
         dbus_connection_add_filter(raw, Connection.filterFunction, context, nil)
         var vtable = DBusObjectPathVTable()
         vtable.message_function = { _, message, context in
@@ -342,8 +342,7 @@ public final class Connection {
             return DBUS_HANDLER_RESULT_HANDLED
         }
         dbus_connection_register_fallback(raw, "/", &vtable, context)
-        let handle = LoopPointer(pointer: raw)
-        EventLoop.main.execute { Connection.drain(handle.pointer) }
+        EventLoop.main.execute { self.drain() }
     }
 
     fileprivate static let filterFunction: DBusHandleMessageFunction = { _, message, context in
@@ -353,8 +352,9 @@ public final class Connection {
         return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 
-    private static func drain(_ connection: OpaquePointer) {
-        while dbus_connection_dispatch(connection) == DBUS_DISPATCH_DATA_REMAINS {}
+    /// Dispatches every message already read; a closed connection is left alone.
+    private func drain() {
+        while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
     }
 
     private final class WatchBox {

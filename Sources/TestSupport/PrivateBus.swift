@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// A throwaway `dbus-daemon` with a system-bus-like policy, for tests.
 ///
@@ -75,7 +76,9 @@ public final class PrivateBus: @unchecked Sendable {
 
     /// Stops the bus and removes its folder.
     public func stop() {
-        process.stop()
+        // dbus-daemon ignores SIGTERM; a throwaway bus has nothing to save.
+        process.signal(SIGKILL)
+        _ = try? process.wait(timeout: 5)
         try? FileManager.default.removeItem(at: directory)
     }
 
