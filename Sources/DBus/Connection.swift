@@ -363,6 +363,8 @@ public final class Connection {
 
     private final class TimeoutBox {
         var timer: TimerID?
+        /// Set when libdbus removes the timeout; its pointer may be freed and reused after that.
+        var removed = false
     }
 
     private static func events(of watch: OpaquePointer) -> IOEvents {
@@ -421,7 +423,7 @@ public final class Connection {
         box.timer = EventLoop.main.schedule(after: .milliseconds(Int(dbus_timeout_get_interval(timeout)))) {
             box.timer = nil
             dbus_timeout_handle(handle.pointer)
-            if box.timer == nil, dbus_timeout_get_data(handle.pointer) != nil { arm(handle.pointer, box) }
+            if box.timer == nil, !box.removed { arm(handle.pointer, box) }
         }
     }
 
@@ -430,6 +432,7 @@ public final class Connection {
         let box = Unmanaged<TimeoutBox>.fromOpaque(data).takeUnretainedValue()
         if let timer = box.timer { EventLoop.main.cancel(timer) }
         box.timer = nil
+        box.removed = true
     }
 
     private static func toggleTimeout(_ timeout: OpaquePointer) {

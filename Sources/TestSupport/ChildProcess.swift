@@ -29,8 +29,20 @@ public final class ChildProcess: @unchecked Sendable {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        // Threads of the test runner block signals; the child must start with none blocked and default handlers.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE, SIGCHLD, SIGHUP] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = posix_spawn(&child, executable.path, &actions, nil, argv, envp)
+        let result = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
         guard result == 0 else { throw TestEnvironmentError("cannot start \(executable.path): error \(result)") }
         pid = child
     }
@@ -39,11 +51,17 @@ public final class ChildProcess: @unchecked Sendable {
     public var isRunning: Bool {
         if exitStatus != nil { return false }
         var status: Int32 = 0
-        if waitpid(pid, &status, WNOHANG) == pid {
+        switch waitpid(pid, &status, WNOHANG) {
+        case pid:
             exitStatus = status
             return false
+        case -1 where errno == ECHILD:
+            // Someone else reaped it (a process-wide SIGCHLD handler); its status is lost.
+            exitStatus = -1
+            return false
+        default:
+            return true
         }
-        return true
     }
 
     /// Sends `signal` to the child.
@@ -60,7 +78,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The exit code, when the child exited normally.
     public var exitCode: Int32? {
-        guard let status = exitStatus, status & 0x7f == 0 else { return nil }
+        guard let status = exitStatus, status >= 0, status & 0x7f == 0 else { return nil }
         return (status >> 8) & 0xff
     }
 

@@ -61,9 +61,14 @@ public final class PrivateBus: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("bus.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         process = try ChildProcess(
-            try Executables.find("dbus-daemon"), ["--config-file=\(configFile.path)", "--nofork", "--nopidfile"],
+            try Executables.find("dbus-daemon"), ["--config-file=\(configFile.path)", "--nofork", "--nopidfile", "--print-address"],
             logFile: directory.appendingPathComponent("bus.log"))
-        try Wait.until("the private bus socket appears", timeout: 10) { FileManager.default.fileExists(atPath: socket) }
+        // dbus-daemon prints its address once it listens.
+        let process = self.process
+        try Wait.until("the private bus to listen", timeout: 10) {
+            guard process.isRunning else { throw TestEnvironmentError("dbus-daemon exited:\n\(process.log)") }
+            return process.log.contains("unix:path=")
+        }
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: socket)
     }
 

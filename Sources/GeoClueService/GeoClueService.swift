@@ -1,0 +1,173 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// The GeoClue2-compatible service: the Manager, its clients and their Location objects on one connection.
+///
+/// It knows nothing of providers: the composition root feeds it fixes with ``deliver(_:)`` and the available
+/// level with ``setAvailableLevel(_:)``, and learns through ``onDemandChanged`` which level the active
+/// clients need.
+@BusActor
+public final class GeoClueService {
+    /// The most clients one connection may hold; more fail with `LimitsExceeded`.
+    public static let maximumClientsPerConnection = 4096
+    /// The most clients the service holds in all.
+    public static let maximumClients = 65536
+
+    let connection: Connection
+    let configuration: Configuration
+    let clock: any WhereaboutsCore.Clock
+    let logger: any Logger
+
+    private var manager: ManagerObject?
+    private var clients: [UInt32: ClientObject] = [:]
+    private var clientsByOwner: [String: [UInt32]] = [:]
+    private var lastClientID: UInt32 = 0
+    private var uids: [String: UInt32] = [:]
+    private var agents: [UInt32: (busName: String, id: String)] = [:]
+    private(set) var inUse = false
+    private(set) var availableLevel: AccuracyLevel = .none
+    private var lastFix: Fix?
+    private var demand: AccuracyLevel?
+
+    /// Called with the highest level any active client is served at, or nil when no client is active.
+    public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// Called with the number of clients whenever it changes (for the idle exit).
+    public var onClientCountChanged: (@BusActor (Int) -> Void)?
+
+    public init(connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+        self.connection = connection
+        self.configuration = configuration
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Exports the Manager, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
+    public func start() async throws(DBusError) {
+        let manager = ManagerObject(service: self)
+        self.manager = manager
+        connection.export(manager, at: GeoClue.managerPath)
+        _ = try await connection.subscribe(
+            SignalMatch(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                stringArguments: [2: ""])
+        ) { [weak self] message in
+            guard let name = message.arguments().first?.string else { return }
+            self?.peerVanished(name)
+        }
+        let reply = try await connection.requestName(GeoClue.busName)
+        guard reply == .primaryOwner || reply == .alreadyOwner else {
+            throw .failed("\(GeoClue.busName) is already owned by another process")
+        }
+    }
+
+    /// The number of clients.
+    public var clientCount: Int { clients.count }
+
+    /// Serves a new fix to every active client.
+    public func deliver(_ fix: Fix) {
+        lastFix = fix
+        for client in clients.values where client.active { client.offer(fix) }
+    }
+
+    /// Sets `AvailableAccuracyLevel`, emitting `PropertiesChanged` when it changes.
+    public func setAvailableLevel(_ level: AccuracyLevel) {
+        guard level != availableLevel else { return }
+        availableLevel = level
+        connection.emitPropertiesChanged(
+            path: GeoClue.managerPath, interface: GeoClue.managerInterface,
+            changed: ["AvailableAccuracyLevel": .uint32(level.rawValue)])
+    }
+
+    // MARK: Clients
+
+    func client(_ id: UInt32) -> ClientObject? { clients[id] }
+
+    /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, answered at once.
+    func client(for sender: String, reuse: Bool) throws(DBusError) -> ClientObject {
+        let owned = clientsByOwner[sender] ?? []
+        if reuse, let first = owned.first, let existing = clients[first] { return existing }
+        guard owned.count < GeoClueService.maximumClientsPerConnection else {
+            throw .limitsExceeded("\(sender) already has \(owned.count) clients, the most one connection may have")
+        }
+        guard clients.count < GeoClueService.maximumClients else {
+            throw .limitsExceeded("the service already has \(clients.count) clients")
+        }
+        lastClientID += 1
+        let client = ClientObject(id: lastClientID, owner: sender, service: self)
+        clients[client.id] = client
+        clientsByOwner[sender, default: []].append(client.id)
+        connection.export(client, at: client.path)
+        onClientCountChanged?(clients.count)
+        return client
+    }
+
+    /// `DeleteClient`: deletes the client at `path` if `sender` owns it; anything else is a silent no-op,
+    /// as in GeoClue.
+    func deleteClient(at path: ObjectPath, requestedBy sender: String) {
+        guard path.parent == GeoClue.clientRoot, let id = UInt32(path.lastElement), let client = clients[id],
+            client.owner == sender
+        else { return }
+        remove(client)
+    }
+
+    private func remove(_ client: ClientObject) {
+        let wasActive = client.active
+        client.tearDown()
+        clients[client.id] = nil
+        clientsByOwner[client.owner]?.removeAll { $0 == client.id }
+        if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
+        if wasActive { recomputeActivity() }
+        onClientCountChanged?(clients.count)
+    }
+
+    private func peerVanished(_ name: String) {
+        uids[name] = nil
+        for (uid, agent) in agents where agent.busName == name { agents[uid] = nil }
+        guard let owned = clientsByOwner[name] else { return }
+        logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
+        for id in owned { if let client = clients[id] { remove(client) } }
+    }
+
+    /// Called by a client when it starts or stops.
+    ///
+    /// A client that starts while the providers already run gets the latest fix at once, not at the next report.
+    func clientActivityChanged(_ client: ClientObject) {
+        let providersWereRunning = demand != nil
+        recomputeActivity()
+        if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
+    }
+
+    private func recomputeActivity() {
+        var nowInUse = false
+        var level: AccuracyLevel?
+        for client in clients.values where client.active {
+            if !configuration.isSystemApp(client.desktopId ?? "") { nowInUse = true }
+            level = max(level ?? client.servedLevel, client.servedLevel)
+        }
+        if nowInUse != inUse {
+            inUse = nowInUse
+            connection.emitPropertiesChanged(
+                path: GeoClue.managerPath, interface: GeoClue.managerInterface, changed: ["InUse": .boolean(inUse)])
+        }
+        if level != demand {
+            demand = level
+            onDemandChanged?(level)
+        }
+    }
+
+    // MARK: Peers
+
+    /// The Unix user of the connection `name`, asked of the bus once and remembered while it is connected.
+    func uid(of name: String) async throws(DBusError) -> UInt32 {
+        if let known = uids[name] { return known }
+        let uid = try await connection.credentials(of: name).uid
+        uids[name] = uid
+        return uid
+    }
+
+    func registerAgent(busName: String, id: String, uid: UInt32) {
+        agents[uid] = (busName, id)
+        logger.info("agent \(id) registered by \(busName) for UID \(uid)")
+    }
+}

@@ -1,0 +1,51 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// `org.freedesktop.GeoClue2.Manager` at `/org/freedesktop/GeoClue2/Manager`.
+@BusActor
+final class ManagerObject: ExportedObject {
+    private unowned let service: GeoClueService
+
+    init(service: GeoClueService) { self.service = service }
+
+    var interfaces: [InterfaceDescription] { [GeoClue.manager] }
+
+    func property(_ name: String, interface: String) -> DBusValue {
+        name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
+    }
+
+    func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
+        switch method {
+        case "GetClient":
+            return .values([.objectPath(try service.client(for: call.sender, reuse: true).path)])
+        case "CreateClient":
+            return .values([.objectPath(try service.client(for: call.sender, reuse: false).path)])
+        case "DeleteClient":
+            service.deleteClient(at: call.arguments[0].objectPath!, requestedBy: call.sender)
+            return .values([])
+        default:
+            return try addAgent(call)
+        }
+    }
+
+    /// `AddAgent`: registers the caller as the agent for its user, if its id is in `[agent] whitelist`.
+    private func addAgent(_ call: MethodCall) throws(DBusError) -> Reply {
+        let id = call.arguments[0].string!
+        guard service.configuration.agentWhitelist.contains(id) else {
+            throw .accessDenied("\(id) not allowed to act as agent")
+        }
+        Task { @BusActor in
+            do {
+                let uid = try await service.uid(of: call.sender)
+                service.registerAgent(busName: call.sender, id: id, uid: uid)
+                call.reply()
+            } catch let error as DBusError {
+                call.fail(error)
+            } catch {
+                call.fail(.failed("\(error)"))
+            }
+        }
+        return .later
+    }
+}

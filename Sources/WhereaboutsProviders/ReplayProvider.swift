@@ -1,0 +1,67 @@
+import Loop
+import WhereaboutsCore
+
+/// Plays a recorded NMEA log or GPX track as a source of fixes, in real time or faster (`[replay]`).
+///
+/// Every fix it produces is marked simulated and timestamped at playback time; the track loops. A file that
+/// cannot be read or parsed is logged and leaves the provider unavailable.
+@BusActor
+public final class ReplayProvider: LocationProvider {
+    public let kind = ProviderKind.replay
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let schedule: ReplaySchedule?
+    private let clock: any WhereaboutsCore.Clock
+    private var timer: TimerID?
+    private var startedAt: (wall: WallTime, monotonic: MonotonicTime)?
+    private var position = (index: 0, loop: 0)
+
+    public init(path: String, speed: Double, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+        self.clock = clock
+        var schedule: ReplaySchedule?
+        do {
+            let text = try readTextFile(path)
+            let fileName = String(path.split(separator: "/").last ?? Substring(path))
+            let track = try Track.parse(text: text, fileName: fileName)
+            schedule = try ReplaySchedule(track: track, speed: speed)
+            logger.info("replay source: \(track.fixes.count) fixes from \(path) at \(speed)× speed")
+        } catch let error as FileReadError {
+            logger.warning("replay source: cannot read \(error); no replayed location")
+        } catch {
+            logger.warning("replay source: \(path): \(error); no replayed location")
+        }
+        self.schedule = schedule
+    }
+
+    public var availableLevel: AccuracyLevel { schedule == nil ? .none : .exact }
+
+    public func start() {
+        guard schedule != nil, timer == nil else { return }
+        startedAt = (clock.wallNow, clock.monotonicNow)
+        position = (0, 0)
+        playDue()
+    }
+
+    public func stop() {
+        if let timer { EventLoop.main.cancel(timer) }
+        timer = nil
+        startedAt = nil
+    }
+
+    /// Emits the latest fix that is due and sleeps until the next one.
+    private func playDue() {
+        guard let schedule, let startedAt else { return }
+        let elapsed = clock.monotonicNow - startedAt.monotonic
+        let due = schedule.latestDue(at: elapsed)
+        if (due.loop, due.index) >= (position.loop, position.index) {
+            onFix?(schedule.fix(at: due.index, loop: due.loop, startedAt: startedAt.wall))
+            position = due.index + 1 < schedule.track.fixes.count ? (due.index + 1, due.loop) : (0, due.loop + 1)
+        }
+        let wait = schedule.offset(at: position.index, loop: position.loop) - elapsed
+        timer = EventLoop.main.schedule(after: wait) { [weak self] in
+            self?.timer = nil
+            self?.playDue()
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Loop
+import WhereaboutsCore
+
+/// The static location from a file in GeoClue 2.7's `/etc/geolocation` format (`[static-source]`).
+///
+/// The file is read when the provider is made and re-read whenever it changes; a malformed or missing file is
+/// logged and leaves the provider unavailable (no location), never stopping the service. Each start re-emits the
+/// location with a fresh timestamp, as GeoClue does.
+@BusActor
+public final class StaticProvider: LocationProvider {
+    public let kind = ProviderKind.static
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let path: String
+    private let clock: any WhereaboutsCore.Clock
+    private let logger: any Logger
+    private var location: StaticLocation?
+    private var started = false
+    private var watcher: FileWatcher?
+    private var pendingReload: TimerID?
+
+    public init(path: String, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+        self.path = path
+        self.clock = clock
+        self.logger = logger
+        location = load()
+        watcher = FileWatcher(path: path) { [weak self] in self?.scheduleReload() }
+        if watcher == nil { logger.warning("static source: cannot watch \(path) for changes") }
+    }
+
+    public var availableLevel: AccuracyLevel { location == nil ? .none : .exact }
+
+    public func start() {
+        started = true
+        emit()
+    }
+
+    public func stop() { started = false }
+
+    private func load() -> StaticLocation? {
+        do {
+            let location = try StaticLocationFile.parse(try readTextFile(path, limit: 1 << 20), file: path)
+            logger.info("static source: \(location.latitude), \(location.longitude) ± \(location.accuracy) m from \(path)")
+            return location
+        } catch let error as FileReadError {
+            logger.warning("static source: cannot read \(error); no static location")
+        } catch {
+            logger.warning("static source: \(error); no static location")
+        }
+        return nil
+    }
+
+    /// Editors write in several steps; wait for them to settle before reading.
+    private func scheduleReload() {
+        if let pendingReload { EventLoop.main.cancel(pendingReload) }
+        pendingReload = EventLoop.main.schedule(after: .milliseconds(100)) { [weak self] in
+            guard let self else { return }
+            self.pendingReload = nil
+            let before = self.availableLevel
+            self.location = self.load()
+            if self.availableLevel != before { self.onAvailabilityChanged?() }
+            self.emit()
+        }
+    }
+
+    private func emit() {
+        guard started, let location else { return }
+        onFix?(location.fix(at: clock.wallNow))
+    }
+}

@@ -1,0 +1,81 @@
+import Whereabouts
+
+/// How fixes are printed.
+enum Format {
+    /// One human-readable line.
+    static func line(_ position: Position) -> String {
+        var text = "\(fixed(position.latitude, 6)), \(fixed(position.longitude, 6)) ±\(fixed(position.accuracy, 1)) m"
+        if let altitude = position.altitude { text += "  alt \(fixed(altitude, 1)) m" }
+        if let speed = position.speed { text += "  \(fixed(speed, 1)) m/s" }
+        if let heading = position.heading { text += "  heading \(fixed(heading, 0))°" }
+        text += "  \(isoTime(position.timestampMicroseconds))"
+        if !position.description.isEmpty { text += "  \(position.description)" }
+        return text
+    }
+
+    /// One JSON object.
+    static func json(_ position: Position) -> String {
+        var fields = [
+            "\"latitude\":\(position.latitude)", "\"longitude\":\(position.longitude)",
+            "\"accuracy\":\(position.accuracy)",
+        ]
+        fields.append("\"altitude\":" + (position.altitude.map { "\($0)" } ?? "null"))
+        fields.append("\"speed\":" + (position.speed.map { "\($0)" } ?? "null"))
+        fields.append("\"heading\":" + (position.heading.map { "\($0)" } ?? "null"))
+        fields.append("\"timestamp\":\"\(isoTime(position.timestampMicroseconds))\"")
+        fields.append("\"description\":\"\(escaped(position.description))\"")
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let rounded = (abs(value) * scale).rounded()
+        let whole = Int(rounded / scale)
+        let fraction = Int(rounded.truncatingRemainder(dividingBy: scale))
+        let sign = value < 0 && rounded != 0 ? "-" : ""
+        guard digits > 0 else { return "\(sign)\(whole)" }
+        let padded = String(repeating: "0", count: max(0, digits - String(fraction).count)) + String(fraction)
+        return "\(sign)\(whole).\(padded)"
+    }
+
+    /// RFC 3339 UTC with milliseconds, from microseconds since the epoch.
+    static func isoTime(_ microseconds: Int64) -> String {
+        let seconds = microseconds >= 0 ? microseconds / 1_000_000 : (microseconds - 999_999) / 1_000_000
+        let millis = (microseconds - seconds * 1_000_000) / 1000
+        let days = seconds >= 0 ? seconds / 86400 : (seconds - 86399) / 86400
+        let secondOfDay = seconds - days * 86400
+        // Howard Hinnant's civil-from-days.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).\(ms)Z"
+    }
+
+    static func escaped(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,96 @@
+import DBus
+import GeoClueService
+import Glibc
+import Loop
+import WhereaboutsCore
+import WhereaboutsProviders
+
+/// The composition root: configuration, bus connection, service and providers, wired together.
+@BusActor
+enum Daemon {
+    private static var idleTimer: TimerID?
+
+    /// Starts everything on the bus thread; a failure to start ends the process with status 1.
+    nonisolated static func launch(_ options: Options) {
+        signal(SIGTERM) { _ in _exit(0) }
+        signal(SIGINT) { _ in _exit(0) }
+        signal(SIGPIPE, SIG_IGN)
+        EventLoop.main.execute {
+            do {
+                try run(options)
+            } catch {
+                JournalLogger().error("\(error)")
+                exit(1)
+            }
+        }
+    }
+
+    private static func run(_ options: Options) throws {
+        let logger = JournalLogger()
+        let configuration = try loadConfiguration(options, logger: logger)
+        let clock = SystemClock()
+        let connection = try Connection.open(address: Connection.systemBusAddress)
+        connection.onDisconnect = {
+            logger.error("lost the connection to the bus; exiting")
+            exit(1)
+        }
+        let service = GeoClueService(connection: connection, configuration: configuration, clock: clock, logger: logger)
+        let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger))
+        providers.onFix = { service.deliver($0) }
+        providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
+        service.onDemandChanged = { providers.setDemand($0) }
+        service.setAvailableLevel(providers.availableLevel)
+        service.onClientCountChanged = { count in armIdleExit(options.idleTimeout, clients: count, logger: logger) }
+        Task { @BusActor in
+            do {
+                try await service.start()
+                logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
+                armIdleExit(options.idleTimeout, clients: 0, logger: logger)
+            } catch {
+                logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
+                exit(1)
+            }
+        }
+    }
+
+    private static func loadConfiguration(_ options: Options, logger: any Logger) throws -> Configuration {
+        let text: String
+        do {
+            text = try readTextFile(options.configPath, limit: 1 << 20)
+        } catch {
+            guard !options.configPathGiven && access(options.configPath, F_OK) != 0 else { throw error }
+            logger.info("no \(options.configPath); using the built-in defaults")
+            return .default
+        }
+        let configuration = try Configuration.parse(text, file: options.configPath)
+        for section in configuration.ignoredSections {
+            logger.notice("\(options.configPath): [\(section)] is a GeoClue source Whereabouts does not have; ignored")
+        }
+        return configuration
+    }
+
+    private static func makeProviders(_ configuration: Configuration, clock: SystemClock, logger: any Logger)
+        -> [any LocationProvider]
+    {
+        var providers: [any LocationProvider] = []
+        if configuration.staticSource.enabled {
+            providers.append(StaticProvider(path: configuration.staticSource.path, clock: clock, logger: logger))
+        }
+        if configuration.replay.enabled, let path = configuration.replay.path {
+            providers.append(ReplayProvider(path: path, speed: configuration.replay.speed, clock: clock, logger: logger))
+        }
+        if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
+        return providers
+    }
+
+    /// Exits after `timeout` seconds without clients, as GeoClue's `--timeout` does.
+    private static func armIdleExit(_ timeout: UInt32, clients: Int, logger: any Logger) {
+        if let idleTimer { EventLoop.main.cancel(idleTimer) }
+        idleTimer = nil
+        guard timeout > 0, clients == 0 else { return }
+        idleTimer = EventLoop.main.schedule(after: .seconds(Int(timeout))) {
+            logger.notice("not used for \(timeout) seconds; exiting")
+            exit(0)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import DBus
+import Foundation
+import Loop
+import Testing
+import TestSupport
+
+/// The static location the end-to-end tests serve: the Eiffel Tower, 35 m up, ±10 m.
+let staticFile = "# test location\n48.8584\n2.2945\n35\n10\n"
+
+/// A configuration with the static source reading `geolocation` in the harness folder.
+let staticConfig = """
+    [agent]
+    whitelist=geoclue-demo-agent;gnome-shell
+
+    [static-source]
+    enable=true
+    path=@DIR@/geolocation
+
+    [denied-app]
+    allowed=false
+    system=false
+    users=
+
+    [system-app]
+    allowed=true
+    system=true
+    users=
+
+    [uid4242-app]
+    allowed=true
+    system=false
+    users=4242
+    """
+
+/// A running daemon with the static source, and a helper to make test clients.
+@BusActor
+struct StaticService {
+    let harness: DaemonHarness
+
+    init(config: String = staticConfig, files: [String: String] = ["geolocation": staticFile]) throws {
+        harness = try DaemonHarness(config: config, files: files)
+        try harness.startDaemon()
+    }
+
+    func client() async throws -> GeoClueTestClient { try await GeoClueTestClient(bus: harness.bus) }
+
+    func stop() { harness.stop() }
+}
+
+/// Expects `body` to fail with the D-Bus error `name` (and, when given, a message containing `text`).
+@BusActor
+func expectDBusError(
+    _ name: String, containing text: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () async throws -> Void
+) async {
+    do {
+        try await body()
+        Issue.record("expected \(name), got success", sourceLocation: sourceLocation)
+    } catch let error as DBusError {
+        #expect(error.name == name, "\(error)", sourceLocation: sourceLocation)
+        if let text { #expect(error.message.contains(text), "\(error)", sourceLocation: sourceLocation) }
+    } catch {
+        Issue.record("expected \(name), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// Writes an NMEA track of `count` fixes, one per second, heading east at 10 m/s from 48.0 N 11.0 E.
+func nmeaTrack(count: Int, startSecond: Int = 0) -> String {
+    var lines: [String] = []
+    for index in 0..<count {
+        let total = startSecond + index
+        let time = String(format: "12%02d%02d.00", total / 60 % 60, total % 60)
+        // 10 m east per second at 48° N: 10 / (111320 * cos 48°) degrees.
+        let longitude = 11.0 + Double(index) * 10 / (111_320 * cos(48 * Double.pi / 180))
+        let minutes = (longitude - 11) * 60
+        let lon = String(format: "011%07.4f", minutes)
+        lines.append(sentence("GPGGA,\(time),4800.0000,N,\(lon),E,1,08,0.9,545.4,M,46.9,M,,"))
+        lines.append(sentence("GPRMC,\(time),A,4800.0000,N,\(lon),E,19.438,90.0,150324,,,A"))
+    }
+    return lines.joined(separator: "\r\n") + "\r\n"
+}
+
+/// `$body*HH` with the NMEA checksum.
+func sentence(_ body: String) -> String {
+    let checksum = body.utf8.reduce(UInt8(0), ^)
+    return "$" + body + "*" + String(format: "%02X", checksum)
+}
