@@ -27,8 +27,8 @@ public struct Thresholds: Sendable, Equatable {
         guard let last = lastSignalled else { return .signal }
         if distance > 0 && fix.distance(to: last) < Double(distance) { return .updateInPlace }
         if time > 0 {
-            let elapsed = abs(fix.timestamp.microseconds - last.timestamp.microseconds)
-            if elapsed < Int64(time) * 1_000_000 { return .updateInPlace }
+            let (difference, overflow) = fix.timestamp.microseconds.subtractingReportingOverflow(last.timestamp.microseconds)
+            if !overflow && difference.magnitude < UInt64(time) * 1_000_000 { return .updateInPlace }
         }
         return .signal
     }
@@ -90,8 +90,9 @@ public struct LocationLedger: Sendable {
 ///
 /// Below `exact`, the position is snapped to the centre of a cell of a fixed grid whose size is the level's
 /// nominal radius, so repeated fixes from one place always give the same answer and cannot be averaged back to
-/// the true position; `horizontalAccuracy` grows by the cell's half-diagonal, and the values that would reveal
-/// more (altitude, speed, course) are dropped.
+/// the true position; `horizontalAccuracy` grows by the distance from the cell's centre to its farthest corner
+/// (measured on the edge nearer the equator, where a cell is widest), so the reported circle always holds the
+/// input's own circle; the values that would reveal more (altitude, speed, course) are dropped.
 public func coarsen(_ fix: Fix, to level: AccuracyLevel) -> Fix {
     guard level < .exact else { return fix }
     let cell = level.nominalRadius
@@ -101,9 +102,12 @@ public func coarsen(_ fix: Fix, to level: AccuracyLevel) -> Fix {
     let longitudeStep = min(360, cell / (metresPerDegree * max(0.01, cosine(latitude * Double.pi / 180))))
     var longitude = (floorOf((fix.longitude + 180) / longitudeStep) + 0.5) * longitudeStep - 180
     if longitude > 180 { longitude -= 360 }
+    let equatorSideLatitude = max(0, abs(latitude) - latitudeStep / 2)
+    let halfWidth = longitudeStep / 2 * metresPerDegree * cosine(equatorSideLatitude * Double.pi / 180)
+    let halfDiagonal = (halfWidth * halfWidth + cell * cell / 4).squareRoot()
     var coarse = Fix(
         latitude: latitude, longitude: longitude,
-        horizontalAccuracy: fix.horizontalAccuracy + cell * 0.7072,
+        horizontalAccuracy: fix.horizontalAccuracy + halfDiagonal,
         timestamp: fix.timestamp, provider: fix.provider, description: fix.description,
         isSimulated: fix.isSimulated)
     coarse.horizontalAccuracy = max(coarse.horizontalAccuracy, cell)

@@ -527,19 +527,14 @@ private let places: [(Double, Double)] = [
         }
     }
 
-    /// `coarsen` adds `cell * 0.7072` (the half-diagonal of a square cell) to the accuracy, but the longitude step is
-    /// computed at the cell's centre latitude, so on its equator-side edge a cell is wider than `cell` metres and a fix
-    /// there can be up to about 0.71 cell (mid-latitudes) to 0.79 cell (near the poles) from the centre. When the input
-    /// accuracy is large (more than about 0.3 cell, e.g. an IP fix served at country level), the reported circle then
-    /// does not contain the input's own 95% circle. Recorded as a known issue until `coarsen` is fixed.
+    /// The widened accuracy covers the cell's farthest corner, measured on its equator-side edge where the cell is
+    /// widest, so the reported circle always holds the input's own 95% circle, even far from the equator.
     @Test func coarseCircleHoldsTheInputCircleAwayFromTheEquator() {
-        withKnownIssue("coarsen under-estimates the cell's half-diagonal away from the equator") {
-            let v =
-                Self.violations(.country, latitudes: 44...62, accuracy: 150_000)
-                + Self.violations(.country, latitudes: 84...88, accuracy: 150_000)
-            let count = v.count
-            #expect(count == 0, "e.g. \(v.prefix(3))")
-        }
+        let v =
+            Self.violations(.country, latitudes: 44...62, accuracy: 150_000)
+            + Self.violations(.country, latitudes: 84...88, accuracy: 150_000)
+        let count = v.count
+        #expect(count == 0, "e.g. \(v.prefix(3))")
     }
 }
 
