@@ -57,9 +57,10 @@ public final class StaticProvider: LocationProvider {
         pendingReload = EventLoop.main.schedule(after: .milliseconds(100)) { [weak self] in
             guard let self else { return }
             self.pendingReload = nil
-            let before = self.availableLevel
+            let before = self.location
             self.location = self.load()
-            if self.availableLevel != before { self.onAvailabilityChanged?() }
+            guard self.location != before else { return }
+            if (before == nil) != (self.location == nil) { self.onAvailabilityChanged?() }
             self.emit()
         }
     }

@@ -45,7 +45,7 @@ enum Daemon {
             do {
                 try await service.start()
                 logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
-                armIdleExit(options.idleTimeout, clients: 0, logger: logger)
+                armIdleExit(options.idleTimeout, clients: service.clientCount, logger: logger)
             } catch {
                 logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
                 exit(1)

@@ -1,0 +1,237 @@
+import DBus
+import Foundation
+import Loop
+import Testing
+import TestSupport
+
+/// A configuration replaying `@DIR@/<file>` at `speed` times real time.
+func replayConfig(file: String = "track.nmea", speed: Double) -> String {
+    """
+    [replay]
+    enable=true
+    path=@DIR@/\(file)
+    speed=\(speed)
+    """
+}
+
+@Suite("Replay source, end to end")
+@BusActor
+struct ReplayTests {
+    let client = GeoClueTestClient.clientInterface
+    let location = GeoClueTestClient.locationInterface
+
+    /// The recorded ground speed of ``nmeaTrack(count:startSecond:)``: 19.438 knots.
+    static let recordedSpeed = 19.438 * 1852 / 3600
+
+    /// A client with `DesktopId`, exact accuracy and the given thresholds set, then started.
+    func startClient(_ app: GeoClueTestClient, distance: UInt32 = 0, time: UInt32 = 0) async throws -> ObjectPath {
+        let path = try await app.getClient()
+        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
+        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
+        try await app.set(path, client, "DistanceThreshold", .uint32(distance))
+        try await app.set(path, client, "TimeThreshold", .uint32(time))
+        _ = try await app.call(path, client, "Start")
+        return path
+    }
+
+    /// The properties of each Location object as its `LocationUpdated` arrives, read at once, for the first
+    /// `count` updates. Only the newest few objects stay readable, so a test process that falls far behind
+    /// misses some (nil); any failure but "released" is thrown.
+    func readUpdates(_ app: GeoClueTestClient, count: Int) async throws -> [[String: DBusValue]?] {
+        var values: [[String: DBusValue]?] = []
+        let deadline = ContinuousClock.now + .seconds(60)
+        while values.count < count {
+            let updates = app.locationUpdates
+            guard values.count < updates.count else {
+                guard ContinuousClock.now < deadline else {
+                    throw TestEnvironmentError("only \(updates.count) of \(count) LocationUpdated signals in 60 s")
+                }
+                try await Task.sleep(for: .milliseconds(2))
+                continue
+            }
+            // A client keeps at most four Location objects; older ones are gone, and asking costs a round trip.
+            if updates.count - values.count > 4 {
+                values.append(nil)
+                continue
+            }
+            let failure: DBusError
+            do {
+                values.append(try await app.getAll(updates[values.count].new, location))
+                continue
+            } catch {
+                failure = error
+            }
+            guard failure.name == DBusError.Name.unknownMethod else { throw failure }
+            values.append(nil)
+        }
+        return values
+    }
+
+    @Test func replayedFixesMoveEastOneUpdatePerFix() async throws {
+        let speed = 10.0
+        let harness = try await startedHarness(config: replayConfig(speed: speed), files: ["track.nmea": nmeaTrack(count: 30)])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let level = try await app.get(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "AvailableAccuracyLevel")
+        #expect(level == .uint32(8))
+        let path = try await startClient(app)
+
+        // 20 updates take about 2 s at 10× speed, within the first pass of the 3 s track.
+        let read = try await readUpdates(app, count: 20)
+        let fixes = read.compactMap { $0 }
+        print("replay: read \(fixes.count) of \(read.count) Location objects as they were announced")
+        #expect(fixes.count >= 10, "the test fell too far behind to check the fixes")
+        for fix in fixes {
+            let description = fix["Description"]?.string ?? ""
+            #expect(description.contains("Replay") && description.contains("track.nmea"), "\(description)")
+            // The replay scales speed by its speed factor, so that speed agrees with how fast positions move.
+            let reported = fix["Speed"]?.double ?? .nan
+            #expect(abs(reported - ReplayTests.recordedSpeed * speed) <= 0.5 * speed, "Speed \(reported)")
+            #expect(abs((fix["Heading"]?.double ?? .nan) - 90) <= 1, "Heading \(String(describing: fix["Heading"]))")
+            let accuracy = fix["Accuracy"]?.double ?? .nan
+            #expect(accuracy.isFinite && accuracy > 0, "Accuracy \(accuracy)")
+            #expect(abs((fix["Latitude"]?.double ?? .nan) - 48) < 1e-6)
+            #expect((fix["Altitude"]?.double ?? .nan) == 545.4)
+        }
+
+        // One LocationUpdated per epoch (GGA+RMC), each announcing the next object of a chain.
+        let updates = Array(app.locationUpdates.prefix(20))
+        for (index, update) in updates.enumerated() {
+            #expect(update.new == path.appending("Location").appending(String(index)))
+            #expect(update.old == (index == 0 ? .root : updates[index - 1].new))
+        }
+        let longitudes = fixes.compactMap { $0["Longitude"]?.double }
+        #expect(Set(longitudes).count == longitudes.count, "repeated positions: \(longitudes)")
+        #expect(longitudes.count == fixes.count, "a Location without Longitude")
+        for (earlier, later) in zip(longitudes, longitudes.dropFirst()) {
+            #expect(later > earlier, "not moving east: \(earlier) then \(later)")
+        }
+        // Fix time advances 0.1 s per update at 10×: twenty updates span about 2 s of track, not 1 s.
+        var previous: (index: Int, time: Double)?
+        for (index, fix) in read.enumerated() {
+            guard let time = timestampSeconds(fix?["Timestamp"]) else { continue }
+            if let previous {
+                #expect(time - previous.time >= Double(index - previous.index) * 0.1 - 0.001, "updates \(previous.index) and \(index)")
+            }
+            previous = (index, time)
+        }
+
+        // After some 30 updates, only the newest few objects remain.
+        _ = try await app.waitForUpdates(30, timeout: .seconds(60))
+        _ = try await app.call(path, client, "Stop")
+        let all = app.locationUpdates
+        let latest = try #require(all.last)
+        var readable: [ObjectPath] = []
+        for index in 0..<all.count {
+            let object = path.appending("Location").appending(String(index))
+            do {
+                _ = try await app.get(object, location, "Latitude")
+                readable.append(object)
+            } catch {
+                #expect(error.name == DBusError.Name.unknownMethod, "\(object): \(error)")
+                #expect(error.message.contains("Object does not exist"), "\(object): \(error)")
+            }
+        }
+        print("replay: \(readable.count) of \(all.count) Location objects still readable")
+        #expect(readable.count <= 4, "\(readable)")
+        #expect(readable.contains(latest.old), "the old path of the latest update, \(latest.old), was released")
+        #expect(readable.contains(latest.new))
+        #expect(try await app.get(path, client, "Location") == .objectPath(latest.new))
+    }
+
+    @Test func distanceThresholdHoldsBackSmallMoves() async throws {
+        let harness = try await startedHarness(config: replayConfig(speed: 10), files: ["track.nmea": nmeaTrack(count: 30)])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        _ = try await startClient(app, distance: 1000)
+        let first = try await app.waitForUpdates(1)[0].new
+        let start = try #require(timestampSeconds(try await app.get(first, location, "Timestamp")))
+        // Every 10 m step of the 290 m track is refreshed in place; wait until 2 s of fixes went by.
+        func refreshes() -> [[String: DBusValue]] {
+            app.signals.compactMap { message in
+                guard message.member == "PropertiesChanged", message.path == first else { return nil }
+                let arguments = message.arguments()
+                guard arguments.first?.string == location else { return nil }
+                return arguments[1].stringKeyedEntries
+            }
+        }
+        try await app.waitFor("2 s of fixes refreshed in place", timeout: .seconds(30)) {
+            app.locationUpdates.count > 1 || refreshes().contains { (timestampSeconds($0["Timestamp"]) ?? 0) >= start + 2 }
+        }
+        // Signals arrive in order, so any LocationUpdated sent before that refresh is already here.
+        #expect(app.locationUpdates.count == 1, "\(app.locationUpdates.map(\.new))")
+        #expect(refreshes().contains { ($0["Longitude"]?.double ?? 0) > 11.0 })
+    }
+
+    @Test func timeThresholdSpacesUpdates() async throws {
+        let harness = try await startedHarness(config: replayConfig(speed: 1), files: ["track.nmea": nmeaTrack(count: 30)])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        _ = try await startClient(app, time: 3)
+        // A fix held back by the threshold refreshes the current object in place, so an object read late shows a
+        // later fix; a read is only used when no refresh of that object arrived before its reply.
+        var originals: [Int: Double] = [:]
+        var read = 0
+        while read < 5, !(0..<read).contains(where: { originals[$0] != nil && originals[$0 + 1] != nil }) {
+            let update = try await app.waitForUpdates(read + 1, timeout: .seconds(30))[read].new
+            let values = try await app.getAll(update, location)
+            let refreshed = app.signals.contains { $0.member == "PropertiesChanged" && $0.path == update }
+            if !refreshed, let time = timestampSeconds(values["Timestamp"]) { originals[read] = time }
+            // At real-time speed the recorded speed comes through unchanged.
+            #expect(abs((values["Speed"]?.double ?? .nan) - ReplayTests.recordedSpeed) <= 0.5)
+            read += 1
+        }
+        let pairs = (0..<read).compactMap { index in originals[index].flatMap { a in originals[index + 1].map { (a, $0) } } }
+        #expect(!pairs.isEmpty, "no two consecutive updates could be read before their refresh")
+        for (earlier, later) in pairs {
+            #expect(later - earlier >= 3 - 0.001, "updates \(later - earlier) s of fix time apart")
+            #expect(later - earlier < 4, "updates \(later - earlier) s of fix time apart")
+        }
+        // The fixes in between were not dropped but refreshed the current object.
+        #expect(app.signals.contains { $0.member == "PropertiesChanged" && $0.path == app.locationUpdates[0].new })
+    }
+
+    @Test func gpxTracksReplay() async throws {
+        let points = (0..<10).map { index in
+            (latitude: 52.52 + Double(index) * 0.0001, longitude: 13.405, elevation: 34.0 + Double(index))
+        }
+        var gpx = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <gpx version="1.1" creator="whereabouts-tests" xmlns="http://www.topografix.com/GPX/1/1">
+              <trk>
+                <name>walk</name>
+                <trkseg>
+
+            """
+        for (index, point) in points.enumerated() {
+            gpx += "      <trkpt lat=\"\(point.latitude)\" lon=\"\(point.longitude)\">"
+            gpx += "<ele>\(point.elevation)</ele><time>2024-03-15T12:00:\(String(format: "%02d", index))Z</time></trkpt>\n"
+        }
+        gpx += "    </trkseg>\n  </trk>\n</gpx>\n"
+        let harness = try await startedHarness(
+            config: replayConfig(file: "track.gpx", speed: 2), files: ["track.gpx": gpx])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        _ = try await startClient(app)
+        let read = try await readUpdates(app, count: 5)
+        let fixes = read.compactMap { $0 }
+        #expect(fixes.count >= 3)
+        if let first = read[0] { #expect(first["Latitude"] == .double(points[0].latitude), "playback starts at the first point") }
+        var latitudes: [Double] = []
+        for fix in fixes {
+            let latitude = try #require(fix["Latitude"]?.double)
+            let point = try #require(points.first { abs($0.latitude - latitude) < 1e-9 }, "\(latitude) is no track point")
+            #expect(fix["Longitude"] == .double(point.longitude))
+            #expect(fix["Altitude"] == .double(point.elevation))
+            #expect(fix["Description"] == .string("Replay of track.gpx"))
+            let accuracy = fix["Accuracy"]?.double ?? .nan
+            #expect(accuracy.isFinite && accuracy > 0)
+            latitudes.append(latitude)
+        }
+        #expect(latitudes == latitudes.sorted() && Set(latitudes).count == latitudes.count, "\(latitudes)")
+    }
+}

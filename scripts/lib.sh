@@ -1,0 +1,29 @@
+# Shared helpers for the scripts in this folder. Source it; it defines functions only.
+
+# ensure_packages PKG...: installs the Debian packages that are missing (as root), quietly.
+ensure_packages() {
+    local missing=() package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "Missing packages: ${missing[*]}. Run as root, or install them first." >&2
+        exit 1
+    fi
+    echo "Installing ${missing[*]}..." >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ensure_swift: fails with a clear message when the Swift toolchain is not on PATH.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1; then
+        [ -x /opt/swift/usr/bin/swift ] && export PATH="/opt/swift/usr/bin:$PATH" && return 0
+        echo "The Swift toolchain (6.2 or newer) is needed: put 'swift' on PATH." >&2
+        exit 1
+    fi
+}
+
+# The packages every build needs: libdbus headers and pkg-config to find them.
+BUILD_PACKAGES=(libdbus-1-dev pkg-config)

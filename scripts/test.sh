@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Every test: installs what the tests need (as root, on Debian 12), builds, and runs the whole suite.
+# The suite starts its own private dbus-daemon instances and the real whereaboutsd; it never touches the
+# machine's system bus. A skipped test fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+ensure_swift
+ensure_packages dbus systemd util-linux "${BUILD_PACKAGES[@]}"
+swift build --build-tests
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+status=0
+swift test --skip-build 2>&1 | tee "$log" || status=$?
+if grep -qE '^(➜|↪|◇|✔|✘).* skipped' "$log"; then
+    echo "A test was skipped; skipped tests fail the run." >&2
+    exit 1
+fi
+exit "$status"
