@@ -35,30 +35,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-cat >"$work/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$work/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <includedir>$PWD/dbus</includedir>
-</busconfig>
-CONF
+write_bus_config "$work"
 
 if [ "$source_kind" = static ]; then
     printf '[static-source]\nenable=true\npath=%s\n' "$PWD/demo/geolocation" >"$work/whereabouts.conf"
@@ -66,13 +43,13 @@ else
     printf '[replay]\nenable=true\npath=%s\nspeed=1\n' "$PWD/demo/track.gpx" >"$work/whereabouts.conf"
 fi
 
-dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --print-address=3 3>"$work/address" 2>/dev/null &
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --print-address=3 3>"$work/address" >/dev/null 2>&1 &
 pids+=($!)
 disown
 for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
 export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket"
 
-"$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 2>"$work/daemon.log" &
+"$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 >/dev/null 2>"$work/daemon.log" &
 pids+=($!)
 disown
 for _ in $(seq 100); do

@@ -13,12 +13,14 @@ runs=${RUNS:-10}
 
 work=$(mktemp -d /tmp/whereabouts-measure.XXXXXX)
 chmod 755 "$work"
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$work"' EXIT
-printf '<busconfig><type>system</type><listen>unix:path=%s/sock</listen><auth>EXTERNAL</auth><policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/></policy></busconfig>' "$work" >"$work/bus.conf"
-dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --print-address=3 3>"$work/address" 2>/dev/null &
+pids=()
+trap 'kill -9 "${pids[@]}" 2>/dev/null; rm -rf "$work"' EXIT
+write_bus_config "$work"
+dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --print-address=3 3>"$work/address" >/dev/null 2>&1 &
+pids+=($!)
 disown
 for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
-export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/sock"
+export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket"
 printf '[static-source]\nenable=true\npath=%s\n' "$PWD/demo/geolocation" >"$work/whereabouts.conf"
 
 owns() {
@@ -32,7 +34,7 @@ startup=()
 first=()
 for _ in $(seq "$runs"); do
     begin=$(date +%s%N)
-    "$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 2>/dev/null &
+    "$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 >/dev/null 2>&1 &
     pid=$!
     disown
     until owns; do :; done
@@ -43,8 +45,9 @@ for _ in $(seq "$runs"); do
     kill "$pid"
     while owns; do :; done
 done
-"$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 2>/dev/null &
+"$bin/whereaboutsd" --config "$work/whereabouts.conf" --timeout 0 >/dev/null 2>&1 &
 pid=$!
+pids+=($pid)
 disown
 until owns; do :; done
 "$bin/whereabouts" locate >/dev/null
