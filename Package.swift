@@ -19,6 +19,12 @@ let package = Package(
         .target(name: "Loop", swiftSettings: strict),
         // The only module that imports libdbus.
         .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
+        // C interop with libgps: a flat copy of gpsd's reports, so the struct layout stays in C.
+        .target(name: "CGPSD", linkerSettings: [.linkedLibrary("gps")]),
+        // The only Swift module that touches libgps: the gpsd provider.
+        .target(
+            name: "GPSD", dependencies: ["CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop"],
+            swiftSettings: strict),
         // The domain: locations, accuracy levels, clients, thresholds, configuration. No C, no D-Bus, no I/O.
         .target(name: "WhereaboutsCore", swiftSettings: strict),
         // Location sources that need no hardware: static file and replay of recorded tracks.
@@ -29,7 +35,7 @@ let package = Package(
         .target(name: "Whereabouts", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .executableTarget(
             name: "whereaboutsd",
-            dependencies: ["WhereaboutsCore", "WhereaboutsProviders", "GeoClueService", "DBus", "Loop"],
+            dependencies: ["WhereaboutsCore", "WhereaboutsProviders", "GPSD", "GeoClueService", "DBus", "Loop"],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
@@ -39,6 +45,7 @@ let package = Package(
         .testTarget(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],
             swiftSettings: strict),
+        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(
             name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport"],
             swiftSettings: strict),

@@ -36,6 +36,10 @@ public struct Fix: Sendable, Equatable {
     public var course: Double?
     /// Course accuracy at 95% confidence, in degrees.
     public var courseAccuracy: Double?
+    /// Vertical speed in metres per second, positive upwards.
+    public var climb: Double?
+    /// Vertical speed accuracy at 95% confidence, in metres per second.
+    public var climbAccuracy: Double?
     /// When the position was measured.
     public var timestamp: WallTime
     /// The kind of provider that produced the fix.
@@ -49,7 +53,7 @@ public struct Fix: Sendable, Equatable {
         latitude: Double, longitude: Double, horizontalAccuracy: Double,
         altitude: Double? = nil, ellipsoidalAltitude: Double? = nil, verticalAccuracy: Double? = nil,
         speed: Double? = nil, speedAccuracy: Double? = nil, course: Double? = nil, courseAccuracy: Double? = nil,
-        timestamp: WallTime, provider: ProviderKind, description: String, isSimulated: Bool = false
+        climb: Double? = nil, climbAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind, description: String, isSimulated: Bool = false
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -61,6 +65,8 @@ public struct Fix: Sendable, Equatable {
         self.speedAccuracy = speedAccuracy
         self.course = course
         self.courseAccuracy = courseAccuracy
+        self.climb = climb
+        self.climbAccuracy = climbAccuracy
         self.timestamp = timestamp
         self.provider = provider
         self.description = description

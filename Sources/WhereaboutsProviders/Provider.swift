@@ -8,6 +8,9 @@ public protocol LocationProvider: AnyObject {
     var kind: ProviderKind { get }
     /// The best level it can deliver now; `.none` while it cannot deliver at all.
     var availableLevel: AccuracyLevel { get }
+    /// The lowest client level that calls for this provider: a GNSS receiver is started only for `exact`
+    /// clients, so a city-level client never wakes one.
+    var minimumClientLevel: AccuracyLevel { get }
     /// Called with each fix while started.
     var onFix: (@BusActor (Fix) -> Void)? { get set }
     /// Called when ``availableLevel`` changes.
@@ -18,29 +21,36 @@ public protocol LocationProvider: AnyObject {
     func stop()
 }
 
-/// The providers the daemon runs, started and stopped by demand, their fixes and availability merged.
+/// The providers the daemon runs, started and stopped by demand, their fixes merged by one rule.
 ///
-/// A provider runs only while at least one active client exists; the service's `AvailableAccuracyLevel` is the
-/// best level among the providers.
+/// A provider runs while some active client is served at or above its ``LocationProvider/minimumClientLevel``.
+/// Its fixes pass through a ``FixSelector`` (the fusion rule, documented there) before reaching the service. The
+/// service's `AvailableAccuracyLevel` is the best level among the providers.
 @BusActor
 public final class ProviderSet {
     private let providers: [any LocationProvider]
-    private var running = false
+    private var running: Set<ObjectIdentifier> = []
+    private var selector: FixSelector
+    private let clock: any WhereaboutsCore.Clock
 
-    /// Called with every fix from a running provider.
+    /// Called with every fix the fusion rule accepts.
     public var onFix: (@BusActor (Fix) -> Void)?
     /// Called when the best available level changes.
     public var onAvailableLevelChanged: (@BusActor (AccuracyLevel) -> Void)?
 
-    public init(_ providers: [any LocationProvider]) {
+    public init(_ providers: [any LocationProvider], clock: any WhereaboutsCore.Clock) {
         self.providers = providers
+        self.clock = clock
+        selector = FixSelector()
         for provider in providers {
+            let id = ObjectIdentifier(provider)
             provider.onFix = { [weak self] fix in
-                guard let self, self.running else { return }
-                self.onFix?(fix)
+                guard let self, self.running.contains(id) else { return }
+                if self.selector.offer(fix, now: self.clock.monotonicNow) { self.onFix?(fix) }
             }
-            provider.onAvailabilityChanged = { [weak self] in
-                guard let self else { return }
+            provider.onAvailabilityChanged = { [weak self, weak provider] in
+                guard let self, let provider else { return }
+                if provider.availableLevel == .none { self.selector.providerLost(provider.kind) }
                 self.onAvailableLevelChanged?(self.availableLevel)
             }
         }
@@ -49,13 +59,26 @@ public final class ProviderSet {
     /// The best level any provider can deliver now.
     public var availableLevel: AccuracyLevel { providers.map(\.availableLevel).max() ?? .none }
 
-    /// Starts the providers when `level` is set (some client is active), stops them when it is nil.
+    /// The kinds of the providers running now.
+    public var runningKinds: [ProviderKind] {
+        providers.filter { running.contains(ObjectIdentifier($0)) }.map(\.kind)
+    }
+
+    /// Runs the providers that `level` (the highest level an active client is served at) calls for, and stops
+    /// the others; nil stops them all.
     public func setDemand(_ level: AccuracyLevel?) {
-        let wanted = level != nil
-        guard wanted != running else { return }
-        running = wanted
         for provider in providers {
-            if wanted { provider.start() } else { provider.stop() }
+            let id = ObjectIdentifier(provider)
+            let wanted = level.map { $0 >= provider.minimumClientLevel } ?? false
+            guard wanted != running.contains(id) else { continue }
+            if wanted {
+                running.insert(id)
+                provider.start()
+            } else {
+                running.remove(id)
+                provider.stop()
+                selector.providerLost(provider.kind)
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ import WhereaboutsCore
 @BusActor
 public final class ReplayProvider: LocationProvider {
     public let kind = ProviderKind.replay
+    public let minimumClientLevel = AccuracyLevel.country
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 

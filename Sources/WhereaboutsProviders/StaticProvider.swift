@@ -9,6 +9,7 @@ import WhereaboutsCore
 @BusActor
 public final class StaticProvider: LocationProvider {
     public let kind = ProviderKind.static
+    public let minimumClientLevel = AccuracyLevel.country
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 

@@ -1,4 +1,5 @@
 import DBus
+import GPSD
 import GeoClueService
 import Glibc
 import Loop
@@ -35,7 +36,7 @@ enum Daemon {
             exit(1)
         }
         let service = GeoClueService(connection: connection, configuration: configuration, clock: clock, logger: logger)
-        let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger))
+        let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger), clock: clock)
         providers.onFix = { service.deliver($0) }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
         service.onDemandChanged = { providers.setDemand($0) }
@@ -78,6 +79,9 @@ enum Daemon {
         }
         if configuration.replay.enabled, let path = configuration.replay.path {
             providers.append(ReplayProvider(path: path, speed: configuration.replay.speed, clock: clock, logger: logger))
+        }
+        if configuration.gpsd.enabled {
+            providers.append(GPSDProvider(host: configuration.gpsd.host, port: configuration.gpsd.port, logger: logger))
         }
         if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         return providers

@@ -1,0 +1,38 @@
+/* A flat view of libgps, so that gps_data_t's layout and gpsd's API churn stay in this C file. */
+#ifndef WHEREABOUTS_GPSD_SHIM_H
+#define WHEREABOUTS_GPSD_SHIM_H
+
+#include <stdint.h>
+
+/* One position report (a TPV, or the fix inside a POLL answer). Unknown values are NaN. */
+typedef struct {
+    int mode;                    /* 0/1 no fix, 2 = 2D, 3 = 3D */
+    double latitude, longitude;  /* degrees */
+    double altitude_msl;         /* metres above mean sea level */
+    double altitude_hae;         /* metres above the WGS84 ellipsoid */
+    double eph, epx, epy, epv;   /* 95% horizontal, longitude, latitude and vertical error, metres */
+    double speed, eps;           /* ground speed and its 95% error, m/s */
+    double track, epd;           /* course over ground and its 95% error, degrees */
+    double climb, epc;           /* vertical speed and its 95% error, m/s */
+    double hdop, vdop;           /* dilutions of precision from the last SKY */
+    int64_t time_seconds;        /* the fix's own time; 0 when gpsd gave none */
+    int64_t time_nanoseconds;
+} wb_gps_fix;
+
+typedef struct wb_gps wb_gps;
+
+/* Connects to gpsd at host:port (blocking). Returns NULL and sets *error to a message on failure. */
+wb_gps *wb_gps_open(const char *host, const char *port, const char **error);
+/* Starts (enable != 0) or stops streaming JSON reports. Returns 0 on success. */
+int wb_gps_watch(wb_gps *gps, int enable);
+/* Asks gpsd for its latest fix (?POLL;), which then arrives as a report. Returns 0 on success. */
+int wb_gps_poll(wb_gps *gps);
+/* Waits up to timeout_us for data. Returns 1 when data is waiting, 0 on time-out, -1 on error. */
+int wb_gps_wait(wb_gps *gps, int timeout_us);
+/* Reads one report. Returns 1 when it carried a usable position into *fix, 0 for any other report, -1 when
+ * the connection failed or was closed. */
+int wb_gps_read(wb_gps *gps, wb_gps_fix *fix);
+/* Closes the connection and frees everything. */
+void wb_gps_close(wb_gps *gps);
+
+#endif

@@ -1,0 +1,167 @@
+import CGPSD
+import Loop
+import Synchronization
+import WhereaboutsCore
+import WhereaboutsProviders
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Fixes from gpsd through libgps (`[gpsd]`): watched only while started, reconnecting with backoff.
+///
+/// libgps blocks, so each watch runs on a thread of its own and hands fixes to the bus thread. When gpsd goes
+/// away the provider becomes unavailable at once and keeps trying to reconnect (0.25 s doubling to 8 s); fixes
+/// resume when gpsd returns. On connecting it asks gpsd for its latest fix (`?POLL;`), so a client that starts
+/// while gpsd already has a fix gets it at once rather than at the next report.
+@BusActor
+public final class GPSDProvider: LocationProvider {
+    public let kind = ProviderKind.gpsd
+    public let minimumClientLevel = AccuracyLevel.exact
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let host: String
+    private let port: String
+    private let logger: any Logger
+    private var session: GPSDSession?
+    private var connected: Bool?
+
+    public init(host: String, port: UInt16, logger: any Logger) {
+        self.host = host
+        self.port = String(port)
+        self.logger = logger
+    }
+
+    /// Exact until a connection attempt has failed; then whatever the last attempt showed.
+    public var availableLevel: AccuracyLevel { connected == false ? .none : .exact }
+
+    public func start() {
+        guard session == nil else { return }
+        let session = GPSDSession(host: host, port: port)
+        self.session = session
+        session.run { [weak self] event in
+            guard let self, self.session === session else { return }
+            self.handle(event)
+        }
+    }
+
+    public func stop() {
+        session?.cancel()
+        session = nil
+    }
+
+    private func handle(_ event: GPSDSession.Event) {
+        switch event {
+        case .fix(let fix):
+            onFix?(fix)
+        case .connected:
+            logger.info("gpsd: connected to \(host):\(port)")
+            setConnected(true)
+        case .disconnected(let reason):
+            if connected != false { logger.warning("gpsd: \(host):\(port): \(reason); reconnecting") }
+            setConnected(false)
+        }
+    }
+
+    private func setConnected(_ value: Bool) {
+        let before = availableLevel
+        connected = value
+        if availableLevel != before { onAvailabilityChanged?() }
+    }
+}
+
+/// One watch of gpsd on its own thread, until cancelled.
+final class GPSDSession: @unchecked Sendable {
+    enum Event: Sendable {
+        case connected
+        case disconnected(String)
+        case fix(Fix)
+    }
+
+    private let host: String
+    private let port: String
+    private let cancelled = Atomic(false)
+    private var deliver: (@BusActor @Sendable (Event) -> Void)?
+
+    init(host: String, port: String) {
+        self.host = host
+        self.port = port
+    }
+
+    /// Starts the thread; `deliver` runs on the bus thread for each event.
+    func run(_ deliver: @escaping @BusActor @Sendable (Event) -> Void) {
+        self.deliver = deliver
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&thread, nil, { context in
+            let session = Unmanaged<GPSDSession>.fromOpaque(context!).takeRetainedValue()
+            session.loop()
+            return nil
+        }, context)
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged<GPSDSession>.fromOpaque(context).release()
+            post(.disconnected("cannot start a thread (error \(created))"))
+        }
+    }
+
+    /// Asks the thread to close the connection and end; it does within a fifth of a second.
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    private var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
+    private func post(_ event: Event) {
+        guard let deliver else { return }
+        EventLoop.main.execute { deliver(event) }
+    }
+
+    private func loop() {
+        var backoff = 0.25
+        while !isCancelled {
+            var message: UnsafePointer<CChar>? = nil
+            guard let gps = wb_gps_open(host, port, &message) else {
+                post(.disconnected(message.map { String(cString: $0) } ?? "cannot connect"))
+                sleep(seconds: backoff)
+                backoff = min(backoff * 2, 8)
+                continue
+            }
+            backoff = 0.25
+            post(.connected)
+            let reason = watch(gps)
+            wb_gps_close(gps)
+            if let reason { post(.disconnected(reason)) }
+        }
+    }
+
+    /// Streams reports until cancelled (nil) or the connection fails (the reason).
+    private func watch(_ gps: OpaquePointer) -> String? {
+        guard wb_gps_watch(gps, 1) == 0, wb_gps_poll(gps) == 0 else { return "cannot start watching" }
+        var raw = wb_gps_fix()
+        while !isCancelled {
+            switch wb_gps_wait(gps, 200_000) {
+            case 0: continue
+            case 1: break
+            default: return "connection failed"
+            }
+            switch wb_gps_read(gps, &raw) {
+            case -1: return "connection closed"
+            case 1:
+                if let fix = GPSDFix.fix(from: raw, receivedAt: WallTime(microseconds: wallMicroseconds())) {
+                    post(.fix(fix))
+                }
+            default: continue
+            }
+        }
+        return nil
+    }
+
+    private func sleep(seconds: Double) {
+        var remaining = seconds
+        while remaining > 0 && !isCancelled {
+            usleep(50_000)
+            remaining -= 0.05
+        }
+    }
+}

@@ -1,0 +1,78 @@
+/// The fusion rule: which fix a client gets when several providers run.
+///
+/// GeoClue's locator (`gclue-locator.c`) is the baseline; the differences are marked *(ours)*.
+///
+/// 1. A fix with a non-finite position or accuracy is dropped.
+/// 2. A fix older than the provider's own previous fix is dropped (reordering within one source). *(ours: GeoClue
+///    compares across providers, so one provider's clock skew could starve another.)* A fix from another
+///    provider is dropped when it is more than ``crossProviderSkew`` older than the current one.
+/// 3. **Precise lock**: a fix better than ``lockAccuracy`` from a satellite provider (gpsd, NMEA, replay) locks
+///    out every other kind of provider for ``lockDuration`` after that fix. *(ours: the lock ends at once when the
+///    locking provider stops or is lost, so a coarse provider takes over without waiting 30 s.)*
+/// 4. A fix **less accurate** than the current one is rejected when it lies inside its own accuracy circle around
+///    the current position (it adds nothing), or when reaching it would need more than ``maximumSpeed``.
+///    *(ours: a current fix older than ``staleAfter`` no longer blocks anything, so a provider that went quiet
+///    cannot pin the position.)*
+/// 5. Anything else is accepted and becomes the current fix.
+public struct FixSelector: Sendable {
+    /// How precise a satellite fix must be to take the lock, in metres.
+    public static let lockAccuracy = 20.0
+    /// How long a lock lasts after the fix that took it.
+    public static let lockDuration: Duration = .seconds(30)
+    /// The fastest plausible movement, in metres per second (GeoClue's 500 m/s).
+    public static let maximumSpeed = 500.0
+    /// How old the current fix may be and still block a less accurate one.
+    public static let staleAfter: Duration = .seconds(60)
+    /// How much older than the current fix another provider's fix may be.
+    public static let crossProviderSkew: Duration = .seconds(1)
+
+    private var current: (fix: Fix, received: MonotonicTime)?
+    private var lastByProvider: [ProviderKind: WallTime] = [:]
+    private var lock: (provider: ProviderKind, until: MonotonicTime)?
+
+    public init() {}
+
+    /// The fix clients were last given.
+    public var currentFix: Fix? { current?.fix }
+
+    /// Applies the rule to `fix`, received at `now`; true when it is accepted.
+    public mutating func offer(_ fix: Fix, now: MonotonicTime) -> Bool {
+        guard fix.latitude.isFinite, fix.longitude.isFinite, fix.horizontalAccuracy.isFinite else { return false }
+        if let previous = lastByProvider[fix.provider], fix.timestamp < previous { return false }
+        lastByProvider[fix.provider] = fix.timestamp
+        if let lock, lock.until > now, lock.provider != fix.provider { return false }
+        if let current, current.fix.provider != fix.provider,
+            fix.timestamp < current.fix.timestamp.advanced(by: .zero - FixSelector.crossProviderSkew)
+        {
+            return false
+        }
+        if let current, now - current.received < FixSelector.staleAfter,
+            fix.horizontalAccuracy > current.fix.horizontalAccuracy
+        {
+            let distance = fix.distance(to: current.fix)
+            let seconds = max(0.001, fix.timestamp.since(current.fix.timestamp).seconds)
+            if distance < fix.horizontalAccuracy || distance / seconds > FixSelector.maximumSpeed { return false }
+        }
+        if fix.provider.isSatellite && fix.horizontalAccuracy < FixSelector.lockAccuracy {
+            lock = (fix.provider, now + FixSelector.lockDuration)
+        }
+        current = (fix, now)
+        return true
+    }
+
+    /// Ends the lock of a provider that stopped or was lost.
+    public mutating func providerLost(_ kind: ProviderKind) {
+        if lock?.provider == kind { lock = nil }
+        lastByProvider[kind] = nil
+    }
+}
+
+extension ProviderKind {
+    /// True for providers that report satellite fixes.
+    public var isSatellite: Bool {
+        switch self {
+        case .gpsd, .nmea, .replay: true
+        case .static, .network: false
+        }
+    }
+}
