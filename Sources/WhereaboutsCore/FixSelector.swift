@@ -9,10 +9,11 @@
 /// 3. **Precise lock**: a fix better than ``lockAccuracy`` from a satellite provider (gpsd, NMEA, replay) locks
 ///    out every other kind of provider for ``lockDuration`` after that fix. *(ours: the lock ends at once when the
 ///    locking provider stops or is lost, so a coarse provider takes over without waiting 30 s.)*
-/// 4. A fix **less accurate** than the current one is rejected when it lies inside its own accuracy circle around
-///    the current position (it adds nothing), or when reaching it would need more than ``maximumSpeed``.
-///    *(ours: a current fix older than ``staleAfter`` no longer blocks anything, so a provider that went quiet
-///    cannot pin the position.)*
+/// 4. A fix **less accurate** than the current one from **another** provider is rejected when it lies inside its
+///    own accuracy circle around the current position (it adds nothing), or when reaching it would need more than
+///    ``maximumSpeed``. *(ours: a provider's own successive fixes are not second-guessed — an edited static file or
+///    a replay that loops must move clients; and a current fix older than ``staleAfter`` no longer blocks
+///    anything, so a provider that went quiet cannot pin the position.)*
 /// 5. Anything else is accepted and becomes the current fix.
 public struct FixSelector: Sendable {
     /// How precise a satellite fix must be to take the lock, in metres.
@@ -46,7 +47,7 @@ public struct FixSelector: Sendable {
         {
             return false
         }
-        if let current, now - current.received < FixSelector.staleAfter,
+        if let current, current.fix.provider != fix.provider, now - current.received < FixSelector.staleAfter,
             fix.horizontalAccuracy > current.fix.horizontalAccuracy
         {
             let distance = fix.distance(to: current.fix)
