@@ -54,5 +54,5 @@ write_bus_config() {
 CONF
 }
 
-# The packages every build needs: libdbus headers and pkg-config to find them.
-BUILD_PACKAGES=(libdbus-1-dev pkg-config)
+# The packages every build needs: the libdbus and libgps headers, and pkg-config to find them.
+BUILD_PACKAGES=(libdbus-1-dev libgps-dev pkg-config)
