@@ -165,16 +165,28 @@ public struct GPSDConfig: Sendable, Equatable {
     }
 }
 
-/// `[network-nmea]`: NMEA 0183 sentences from a Unix socket.
+/// `[network-nmea]`: NMEA 0183 sentences from a Unix socket (GeoClue 2.6's `nmea-socket=`), and, as our own
+/// keys, from a serial device or pty (`device=`, `baud=`) and from a TCP server (`tcp-host=`, `tcp-port=`).
 ///
-/// GeoClue also discovers NMEA services on the network with Avahi when no socket is given. Whereabouts reads
-/// only the socket, so `enable=true` without `nmea-socket=` (GeoClue's shipped setting) gives the source
-/// nothing to read; the daemon decides whether to say so.
+/// GeoClue also discovers NMEA services on the network with Avahi when no socket is given. Whereabouts does not,
+/// so `enable=true` with no endpoint (GeoClue's shipped setting) gives the source nothing to read; the daemon
+/// says so in its log.
 public struct NMEASocketConfig: Sendable, Equatable {
+    /// The line speeds `baud=` accepts.
+    public static let baudRates: [UInt32] = [4800, 9600, 19200, 38400, 57600, 115200, 230400]
+
     /// `enable=`.
     public var enabled: Bool
     /// `nmea-socket=`: the Unix socket to read, absolute.
     public var socketPath: String?
+    /// `device=`: a serial device or pty to read, absolute.
+    public var devicePath: String?
+    /// `baud=`: the serial line speed to set; nil leaves the device as it is.
+    public var baudRate: UInt32?
+    /// `tcp-host=`: a TCP server that sends NMEA.
+    public var tcpHost: String?
+    /// `tcp-port=`.
+    public var tcpPort: UInt16?
 
     /// Makes an NMEA configuration.
     public init(enabled: Bool = false, socketPath: String? = nil) {

@@ -40,9 +40,17 @@ extension Configuration {
                 try section.load("host", into: &configuration.gpsd.host, section.host)
                 try section.load("port", into: &configuration.gpsd.port, section.port)
             case "network-nmea":
-                try section.checkKeys(["enable", "nmea-socket"])
+                try section.checkKeys(["enable", "nmea-socket", "device", "baud", "tcp-host", "tcp-port"])
                 try section.load("enable", into: &configuration.networkNMEA.enabled, section.bool)
                 configuration.networkNMEA.socketPath = try section.absolutePath("nmea-socket")
+                configuration.networkNMEA.devicePath = try section.absolutePath("device")
+                configuration.networkNMEA.baudRate = try section.baudRate("baud")
+                configuration.networkNMEA.tcpHost = try section.host("tcp-host")
+                configuration.networkNMEA.tcpPort = try section.port("tcp-port")
+                if (configuration.networkNMEA.tcpHost == nil) != (configuration.networkNMEA.tcpPort == nil) {
+                    let entry = group.entry("tcp-host") ?? group.entry("tcp-port")!
+                    throw section.invalid(entry, expected: "both tcp-host= and tcp-port=")
+                }
             case let name where ignoredGroupNames.contains(name):
                 configuration.ignoredSections.append(name)
             default:
@@ -123,6 +131,17 @@ private struct Section {
         guard let entry = group.entry(key), let port else { return nil }
         guard port != 0 else { throw invalid(entry, expected: "a port number in 1...65535") }
         return port
+    }
+
+    /// A serial line speed that termios supports.
+    func baudRate(_ key: String) throws(ConfigurationError) -> UInt32? {
+        let rate: UInt32?
+        do { rate = try keyFile.integer(key, in: group.name, as: UInt32.self) } catch { throw ConfigurationError(error) }
+        guard let entry = group.entry(key), let rate else { return nil }
+        guard NMEASocketConfig.baudRates.contains(rate) else {
+            throw invalid(entry, expected: "one of \(NMEASocketConfig.baudRates.map(String.init).joined(separator: ", "))")
+        }
+        return rate
     }
 
     /// A playback speed: finite and greater than zero.

@@ -83,6 +83,19 @@ enum Daemon {
         if configuration.gpsd.enabled {
             providers.append(GPSDProvider(host: configuration.gpsd.host, port: configuration.gpsd.port, logger: logger))
         }
+        if configuration.networkNMEA.enabled {
+            let nmea = configuration.networkNMEA
+            var endpoints: [NMEAEndpoint] = []
+            if let path = nmea.socketPath { endpoints.append(.unixSocket(path: path)) }
+            if let path = nmea.devicePath { endpoints.append(.device(path: path, baud: nmea.baudRate)) }
+            if let host = nmea.tcpHost, let port = nmea.tcpPort { endpoints.append(.tcp(host: host, port: port)) }
+            if endpoints.isEmpty {
+                logger.warning("[network-nmea] is enabled with no nmea-socket=, device= or tcp-host=; nothing to read")
+            }
+            for endpoint in endpoints {
+                providers.append(NMEAStreamProvider(endpoint: endpoint, clock: clock, logger: logger))
+            }
+        }
         if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         return providers
     }
