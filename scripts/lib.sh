@@ -28,30 +28,8 @@ ensure_swift() {
 # write_bus_config DIR: a system-bus-like policy in DIR/bus.conf, listening on DIR/system_bus_socket and
 # including the project's own bus policy from dbus/ (run from the project root).
 write_bus_config() {
-    cat >"$1/bus.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$1/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-  </policy>
-  <includedir>$PWD/dbus</includedir>
-</busconfig>
-CONF
+    sed -e "s|@SOCKET@|$1/system_bus_socket|" -e "s|@POLICY_DIR@|$PWD/dbus|" -e "s|@EXTRA_POLICY@||" \
+        scripts/system-bus.conf.in >"$1/bus.conf"
 }
 
 # The packages every build needs: the libdbus and libgps headers, and pkg-config to find them.

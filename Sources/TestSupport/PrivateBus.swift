@@ -21,43 +21,11 @@ public final class PrivateBus: @unchecked Sendable {
         let socket = directory.appendingPathComponent("system_bus_socket").path
         address = "unix:path=\(socket)"
         let policyDirectory = ProjectPaths.root.appendingPathComponent("dbus").path
-        let config = """
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>system</type>
-              <listen>unix:path=\(socket)</listen>
-              <auth>EXTERNAL</auth>
-              <policy context="default">
-                <allow user="*"/>
-                <deny own="*"/>
-                <deny send_type="method_call"/>
-                <allow send_type="signal"/>
-                <allow send_requested_reply="true" send_type="method_return"/>
-                <allow send_requested_reply="true" send_type="error"/>
-                <allow receive_type="method_call"/>
-                <allow receive_type="method_return"/>
-                <allow receive_type="error"/>
-                <allow receive_type="signal"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-                <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Peer"/>
-              </policy>
-              <policy user="root">
-                <allow own_prefix="io.github.whereabouts1.test"/>
-                <allow send_destination_prefix="io.github.whereabouts1.test"/>
-              </policy>
-              \(extraPolicy)
-              <includedir>\(policyDirectory)</includedir>
-              <limit name="max_connections_per_user">8192</limit>
-              <limit name="max_completed_connections">8192</limit>
-              <limit name="max_incomplete_connections">1024</limit>
-              <limit name="max_match_rules_per_connection">8192</limit>
-              <limit name="max_replies_per_connection">8192</limit>
-              <limit name="max_names_per_connection">64</limit>
-            </busconfig>
-            """
+        let template = ProjectPaths.root.appendingPathComponent("scripts/system-bus.conf.in")
+        let config = try String(contentsOf: template, encoding: .utf8)
+            .replacingOccurrences(of: "@SOCKET@", with: socket)
+            .replacingOccurrences(of: "@POLICY_DIR@", with: policyDirectory)
+            .replacingOccurrences(of: "@EXTRA_POLICY@", with: extraPolicy)
         let configFile = directory.appendingPathComponent("bus.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         process = try ChildProcess(
