@@ -2,14 +2,19 @@ import DBus
 import Loop
 import WhereaboutsCore
 
-/// One application's client: `org.freedesktop.GeoClue2.Client` at `/org/freedesktop/GeoClue2/Client/N`.
+/// One application's client: `org.freedesktop.GeoClue2.Client` and `io.github.whereabouts1.Client` at
+/// `/org/freedesktop/GeoClue2/Client/N`.
 ///
-/// It answers only the connection that created it. Its property changes and `LocationUpdated` go to that
-/// connection alone (GeoClue broadcasts the property changes, which leaks coordinates to every peer).
+/// It answers only the connection that created it. Its property changes and signals go to that connection alone
+/// (GeoClue broadcasts the property changes, which leaks coordinates to every peer).
 @BusActor
 final class ClientObject: ExportedObject {
     /// The longest `DesktopId` accepted, in bytes: a desktop file name cannot be longer.
     static let maximumDesktopIdLength = 255
+    /// The level a client that does not ask for high accuracy is served at, at most: no satellite receiver.
+    static let powerSavingLevel = AccuracyLevel.street
+    /// `RequestLocation`'s time limit when the options give none.
+    static let defaultRequestTimeout: Duration = .seconds(30)
 
     let id: UInt32
     let path: ObjectPath
@@ -19,29 +24,48 @@ final class ClientObject: ExportedObject {
     private(set) var desktopId: String?
     private(set) var thresholds = Thresholds()
     private(set) var requestedLevel: UInt32 = AccuracyLevel.city.rawValue
+    /// GeoClue's `Active`: started with `Start` and not stopped.
     private(set) var active = false
     private(set) var servedLevel: AccuracyLevel = .none
     /// True once a fix has been served since the last `Start`.
     private(set) var hasFixSinceStart = false
+    private var highAccuracy = true
+    private var minimumUpdateDistance = 0.0
+    private var monitoringTimeout: UInt32 = 0
+    private var monitoringTimer: TimerID?
+    private var available: Bool
     private var starting = false
-    private var ledger = LocationLedger()
-    private var locations: [UInt32: LocationObject] = [:]
+    private var streamed = ObjectSet(kind: "Location")
+    private var answers = ObjectSet(kind: "Request")
     private var lastSignalled: Fix?
-    private var expiryTimer: TimerID?
+    private var lastKnown: LocationObject?
+    private var pendingRequests: [PendingRequest] = []
+
+    /// A `RequestLocation` waiting for a fix.
+    private struct PendingRequest {
+        let call: MethodCall
+        let timer: TimerID
+    }
 
     init(id: UInt32, owner: String, service: GeoClueService) {
         self.id = id
         self.owner = owner
         self.service = service
         path = GeoClue.clientRoot.appending(String(id))
+        available = service.availableLevel != .none
     }
 
-    var interfaces: [InterfaceDescription] { [GeoClue.client] }
+    var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
+
+    /// True while the client needs fixes: started, or waiting for a single one.
+    var isServing: Bool { active || !pendingRequests.isEmpty }
+
+    /// The level the providers must serve for this client: the served level, without satellites when the client
+    /// saves power.
+    var demandedLevel: AccuracyLevel { highAccuracy ? servedLevel : min(servedLevel, ClientObject.powerSavingLevel) }
 
     /// The `Location` property: `/` until the first fix is signalled.
-    var locationPath: ObjectPath {
-        ledger.current.map { path.appending("Location").appending(String($0)) } ?? .root
-    }
+    var locationPath: ObjectPath { streamed.currentPath ?? .root }
 
     func checkAccess(sender: String) -> DBusError? {
         sender == owner ? nil : .accessDenied("Access denied")
@@ -54,13 +78,18 @@ final class ClientObject: ExportedObject {
         case "TimeThreshold": .uint32(thresholds.time)
         case "DesktopId": .string(desktopId ?? "")
         case "RequestedAccuracyLevel": .uint32(requestedLevel)
+        case "Available": .boolean(available)
+        case "LastLocation": .objectPath(lastKnownPath())
+        case "HighAccuracy": .boolean(highAccuracy)
+        case "MinimumUpdateDistance": .double(minimumUpdateDistance)
+        case "MonitoringTimeout": .uint32(monitoringTimeout)
         default: .boolean(active)
         }
     }
 
-    /// `Set` on `DistanceThreshold`, `TimeThreshold`, `DesktopId` and `RequestedAccuracyLevel`.
+    /// `Set` on the writable properties of both client interfaces.
     ///
-    /// Thresholds take effect at once; the requested level is read at the next `Start`, as in GeoClue.
+    /// GeoClue's thresholds take effect at once; the requested level is read at the next `Start`, as in GeoClue.
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
         switch name {
         case "DistanceThreshold": thresholds.distance = value.uint32!
@@ -73,14 +102,25 @@ final class ClientObject: ExportedObject {
                     "DesktopId is \(text.utf8.count) bytes long; at most \(ClientObject.maximumDesktopIdLength) are allowed")
             }
             desktopId = text
+        case "HighAccuracy":
+            highAccuracy = value.bool!
+            if isServing { service.clientActivityChanged(self) }
+        case "MinimumUpdateDistance":
+            let metres = value.double!
+            guard metres.isFinite, metres >= 0 else { throw .invalidArgs("MinimumUpdateDistance must be a finite number of metres ≥ 0") }
+            minimumUpdateDistance = metres
+        case "MonitoringTimeout":
+            monitoringTimeout = value.uint32!
+            armMonitoring()
         default: throw .invalidArgs("Property \"\(name)\" is not writable")
         }
-        emitChanged([name: property(name, interface: interface)])
+        emitChanged([name: property(name, interface: interface)], interface: interface)
     }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
         switch method {
         case "Start": return try start(call)
+        case "RequestLocation": return try requestLocation(call)
         default:
             stop()
             return .values([])
@@ -89,9 +129,18 @@ final class ClientObject: ExportedObject {
 
     // MARK: Start and Stop
 
-    /// `Start`: checks the app against the configuration, then serves fixes at the requested level.
-    ///
-    /// It answers as soon as the caller's user is known, never waiting for an agent.
+    /// Checks the caller's app against the configuration, answering as soon as the caller's user is known;
+    /// never waits for an agent.
+    private func authorise(_ desktopId: String) async throws(DBusError) {
+        let uid = try await service.uid(of: owner)
+        guard service.client(id) === self else { throw .failed("the client was deleted") }
+        if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
+            service.logger.notice("'\(desktopId)' disallowed by configuration")
+            throw .accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
+        }
+    }
+
+    /// `Start`: checks the app, then serves fixes at the requested level.
     private func start(_ call: MethodCall) throws(DBusError) -> Reply {
         if active { return .values([]) }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
@@ -99,23 +148,17 @@ final class ClientObject: ExportedObject {
         starting = true
         Task { @BusActor in
             defer { self.starting = false }
-            do {
-                let uid = try await service.uid(of: owner)
-                guard service.client(id) === self else { throw DBusError.failed("the client was deleted") }
-                if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
-                    service.logger.notice("'\(desktopId)' disallowed by configuration")
-                    throw DBusError.accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
-                }
+            do throws(DBusError) {
+                try await authorise(desktopId)
                 active = true
                 hasFixSinceStart = false
                 servedLevel = AccuracyLevel(clampingRequested: requestedLevel)
-                emitChanged(["Active": .boolean(true)])
+                emitChanged(["Active": .boolean(true)], interface: GeoClue.clientInterface)
                 call.reply()
+                armMonitoring()
                 service.clientActivityChanged(self)
-            } catch let error as DBusError {
-                call.fail(error)
             } catch {
-                call.fail(.failed("\(error)"))
+                call.fail(error)
             }
         }
         return .later
@@ -125,71 +168,222 @@ final class ClientObject: ExportedObject {
     func stop() {
         guard active else { return }
         active = false
-        emitChanged(["Active": .boolean(false)])
+        armMonitoring()
+        emitChanged(["Active": .boolean(false)], interface: GeoClue.clientInterface)
         service.clientActivityChanged(self)
+    }
+
+    // MARK: Single requests
+
+    /// `RequestLocation(a{sv} options) → o`: one fix, as a Location object under `…/Request/`.
+    ///
+    /// Options: `timeout` (u, milliseconds; default 30 000), `maximum-age` (u, milliseconds: a fix that recent is
+    /// answered at once without starting any provider), `high-accuracy` (b). No fix in time fails with
+    /// `io.github.whereabouts1.Error.Timeout`; a refused app with `…Error.PermissionDenied`.
+    private func requestLocation(_ call: MethodCall) throws(DBusError) -> Reply {
+        let options = call.arguments[0].stringKeyedEntries ?? [:]
+        var timeout = ClientObject.defaultRequestTimeout
+        var maximumAge: Duration?
+        for (key, value) in options {
+            switch (key, value) {
+            case ("timeout", .uint32(let milliseconds)): timeout = .milliseconds(Int(max(1, milliseconds)))
+            case ("maximum-age", .uint32(let milliseconds)): maximumAge = .milliseconds(Int(milliseconds))
+            case ("high-accuracy", .boolean(let wanted)): highAccuracy = wanted
+            default:
+                throw .invalidArgs(
+                    "unknown or mistyped option '\(key)' (\(value.signature)); known: timeout u, maximum-age u, high-accuracy b")
+            }
+        }
+        if let maximumAge, let cached = service.lastFix,
+            service.clock.wallNow.since(cached.timestamp) <= maximumAge
+        {
+            return .values([.objectPath(answer(with: cached))])
+        }
+        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        Task { @BusActor in
+            do throws(DBusError) {
+                try await authorise(desktopId)
+            } catch {
+                let denied = error.name == DBusError.Name.accessDenied
+                call.fail(denied ? DBusError(name: Whereabouts.Error.permissionDenied, message: error.message) : error)
+                return
+            }
+            let timer = EventLoop.main.schedule(after: timeout) { [weak self] in self?.requestTimedOut(call) }
+            if !active { servedLevel = AccuracyLevel(clampingRequested: requestedLevel) }
+            let wasServing = isServing
+            pendingRequests.append(PendingRequest(call: call, timer: timer))
+            if !wasServing { service.clientActivityChanged(self) }
+        }
+        return .later
+    }
+
+    private func requestTimedOut(_ call: MethodCall) {
+        pendingRequests.removeAll { $0.call === call }
+        call.fail(DBusError(name: Whereabouts.Error.timeout, message: "no location within the timeout"))
+        if !isServing { service.clientActivityChanged(self) }
+    }
+
+    /// Publishes `fix` as the answer to a request and returns its path.
+    private func answer(with fix: Fix) -> ObjectPath {
+        let object = answers.add(coarsen(fix, to: AccuracyLevel(clampingRequested: requestedLevel)), owner: owner, in: service, under: path)
+        return object.path
     }
 
     // MARK: Fixes
 
-    /// Serves `fix` to the client if it is active, by the threshold rule.
+    /// Serves `fix`: answers waiting requests, then, when started, signals it by the threshold rules.
     func offer(_ fix: Fix) {
+        if !pendingRequests.isEmpty {
+            let waiting = pendingRequests
+            pendingRequests.removeAll()
+            let answerPath = answer(with: fix)
+            for request in waiting {
+                EventLoop.main.cancel(request.timer)
+                request.call.reply([.objectPath(answerPath)])
+            }
+            if !active { service.clientActivityChanged(self) }
+        }
         guard active else { return }
         hasFixSinceStart = true
         let served = coarsen(fix, to: servedLevel)
-        let current = ledger.current.flatMap { locations[$0] }
-        if let current, thresholds.decide(served, lastSignalled: lastSignalled) == .updateInPlace {
+        if minimumUpdateDistance > 0, let lastSignalled, served.distance(to: lastSignalled) < minimumUpdateDistance {
+            return
+        }
+        armMonitoring()
+        if let current = streamed.current, thresholds.decide(served, lastSignalled: lastSignalled) == .updateInPlace {
             current.fix = served
             service.connection.emitPropertiesChanged(
                 path: current.path, interface: GeoClue.locationInterface, changed: current.allProperties,
                 destination: owner)
             return
         }
-        let now = service.clock.monotonicNow
-        let step = ledger.advance(now: now)
-        let newPath = path.appending("Location").appending(String(step.new))
-        let object = LocationObject(path: newPath, owner: owner, fix: served)
-        locations[step.new] = object
-        service.connection.export(object, at: newPath)
-        release(step.released)
+        let oldPath = streamed.currentPath ?? .root
+        let object = streamed.add(served, owner: owner, in: service, under: path)
         lastSignalled = served
-        let oldPath = step.old.map { path.appending("Location").appending(String($0)) } ?? .root
-        emitChanged(["Location": .objectPath(newPath)])
+        emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
-            arguments: [.objectPath(oldPath), .objectPath(newPath)], destination: owner)
-        scheduleExpiry()
+            arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
     }
 
-    private func release(_ indices: [UInt32]) {
-        for index in indices {
-            if let object = locations.removeValue(forKey: index) { service.connection.unexport(object.path) }
-        }
+    /// Updates `Available` and tells the owner why it changed.
+    func setAvailable(_ value: Bool, reason: String) {
+        guard value != available else { return }
+        available = value
+        emitChanged(["Available": .boolean(value)], interface: Whereabouts.clientInterface)
+        service.connection.emitSignal(
+            path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
+            arguments: [.boolean(value), .string(reason)], destination: owner)
     }
 
-    private func scheduleExpiry() {
-        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
-        expiryTimer = nil
-        guard let next = ledger.nextExpiry else { return }
-        let delay = next - service.clock.monotonicNow
-        expiryTimer = EventLoop.main.schedule(after: delay) { [weak self] in
+    /// `LastLocation`: the latest fix any provider produced, even an old one, as an object marked stale at
+    /// `…/LastLocation`; made when read, so clients that never ask cost nothing; `/` before any fix.
+    private func lastKnownPath() -> ObjectPath {
+        guard let fix = service.lastFix else { return .root }
+        let served = coarsen(fix, to: AccuracyLevel(clampingRequested: requestedLevel))
+        if let lastKnown, lastKnown.fix == served { return lastKnown.path }
+        let object = LocationObject(path: path.appending("LastLocation"), owner: owner, fix: served, stale: true)
+        lastKnown = object
+        service.connection.export(object, at: object.path)
+        return object.path
+    }
+
+    /// Restarts the monitoring timer: `UpdatesTimedOut` when no update came within `MonitoringTimeout`.
+    private func armMonitoring() {
+        if let monitoringTimer { EventLoop.main.cancel(monitoringTimer) }
+        monitoringTimer = nil
+        guard active, monitoringTimeout > 0 else { return }
+        monitoringTimer = EventLoop.main.schedule(after: .milliseconds(Int(monitoringTimeout))) { [weak self] in
             guard let self else { return }
-            self.expiryTimer = nil
-            self.release(self.ledger.expire(now: self.service.clock.monotonicNow))
-            self.scheduleExpiry()
+            self.monitoringTimer = nil
+            self.service.connection.emitSignal(
+                path: self.path, interface: Whereabouts.clientInterface, member: "UpdatesTimedOut", arguments: [],
+                destination: self.owner)
+            self.armMonitoring()
         }
     }
 
-    /// Unexports the client and its Location objects.
+    /// Unexports the client and its Location objects, failing waiting requests.
     func tearDown() {
-        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
-        expiryTimer = nil
+        for request in pendingRequests {
+            EventLoop.main.cancel(request.timer)
+            request.call.fail(.failed("the client was deleted"))
+        }
+        pendingRequests.removeAll()
+        if let monitoringTimer { EventLoop.main.cancel(monitoringTimer) }
         active = false
-        release(Array(locations.keys))
+        streamed.removeAll(from: service)
+        answers.removeAll(from: service)
+        if let lastKnown { service.connection.unexport(lastKnown.path) }
         service.connection.unexport(path)
     }
 
-    private func emitChanged(_ values: [String: DBusValue]) {
-        service.connection.emitPropertiesChanged(
-            path: path, interface: GeoClue.clientInterface, changed: values, destination: owner)
+    private func emitChanged(_ values: [String: DBusValue], interface: String) {
+        service.connection.emitPropertiesChanged(path: path, interface: interface, changed: values, destination: owner)
+    }
+}
+
+/// The bounded Location objects of one kind (`Location` or `Request`) under a client, and their release timer.
+@BusActor
+private struct ObjectSet {
+    let kind: String
+    private var ledger = LocationLedger()
+    private var objects: [UInt32: LocationObject] = [:]
+    private var expiryTimer: TimerID?
+
+    init(kind: String) { self.kind = kind }
+
+    var current: LocationObject? { ledger.current.flatMap { objects[$0] } }
+    var currentPath: ObjectPath? { current?.path }
+
+    /// Exports a new object for `fix`, releasing what the ledger says must go.
+    mutating func add(_ fix: Fix, owner: String, in service: GeoClueService, under client: ObjectPath) -> LocationObject {
+        let step = ledger.advance(now: service.clock.monotonicNow)
+        let object = LocationObject(path: client.appending(kind).appending(String(step.new)), owner: owner, fix: fix)
+        objects[step.new] = object
+        service.connection.export(object, at: object.path)
+        release(step.released, from: service)
+        scheduleExpiry(service, client: client)
+        return object
+    }
+
+    private mutating func release(_ indices: [UInt32], from service: GeoClueService) {
+        for index in indices {
+            if let object = objects.removeValue(forKey: index) { service.connection.unexport(object.path) }
+        }
+    }
+
+    private mutating func scheduleExpiry(_ service: GeoClueService, client: ObjectPath) {
+        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
+        expiryTimer = nil
+        guard let next = ledger.nextExpiry else { return }
+        let kind = self.kind
+        expiryTimer = EventLoop.main.schedule(after: next - service.clock.monotonicNow) { [weak service] in
+            service?.expireObjects(of: client, kind: kind)
+        }
+    }
+
+    /// Releases the objects whose grace period has ended.
+    mutating func expire(in service: GeoClueService, client: ObjectPath) {
+        expiryTimer = nil
+        release(ledger.expire(now: service.clock.monotonicNow), from: service)
+        scheduleExpiry(service, client: client)
+    }
+
+    mutating func removeAll(from service: GeoClueService) {
+        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
+        expiryTimer = nil
+        release(Array(objects.keys), from: service)
+    }
+}
+
+extension ClientObject {
+    /// Called by the service when an object set's grace timer fires.
+    func expireObjects(kind: String) {
+        if kind == "Request" {
+            answers.expire(in: service, client: path)
+        } else {
+            streamed.expire(in: service, client: path)
+        }
     }
 }

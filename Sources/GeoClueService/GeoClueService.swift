@@ -27,11 +27,15 @@ public final class GeoClueService {
     private var agents: [UInt32: (busName: String, id: String)] = [:]
     private(set) var inUse = false
     private(set) var availableLevel: AccuracyLevel = .none
-    private var lastFix: Fix?
+    /// The latest fix any provider produced.
+    private(set) var lastFix: Fix?
+    private var activeApps: [String] = []
     private var demand: AccuracyLevel?
 
     /// Called with the highest level any active client is served at, or nil when no client is active.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// The providers as `io.github.whereabouts1.Manager.Providers` lists them: kind, level, available, running.
+    public var providerStatus: (@BusActor () -> [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)])?
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
@@ -67,7 +71,7 @@ public final class GeoClueService {
     /// Serves a new fix to every active client.
     public func deliver(_ fix: Fix) {
         lastFix = fix
-        for client in clients.values where client.active { client.offer(fix) }
+        for client in clients.values where client.isServing { client.offer(fix) }
     }
 
     /// Sets `AvailableAccuracyLevel`, emitting `PropertiesChanged` when it changes.
@@ -77,6 +81,8 @@ public final class GeoClueService {
         connection.emitPropertiesChanged(
             path: GeoClue.managerPath, interface: GeoClue.managerInterface,
             changed: ["AvailableAccuracyLevel": .uint32(level.rawValue)])
+        let reason = level == .none ? "provider-lost" : "provider-available"
+        for client in clients.values { client.setAvailable(level != .none, reason: reason) }
     }
 
     // MARK: Clients
@@ -138,21 +144,51 @@ public final class GeoClueService {
         if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
     }
 
+    /// Releases a client's Location objects whose grace period ended.
+    func expireObjects(of client: ObjectPath, kind: String) {
+        guard let id = UInt32(client.lastElement) else { return }
+        clients[id]?.expireObjects(kind: kind)
+    }
+
     private func recomputeActivity() {
         var nowInUse = false
         var level: AccuracyLevel?
-        for client in clients.values where client.active {
-            if !configuration.isSystemApp(client.desktopId ?? "") { nowInUse = true }
-            level = max(level ?? client.servedLevel, client.servedLevel)
+        var apps = Set<String>()
+        for client in clients.values where client.isServing {
+            if !configuration.isSystemApp(client.desktopId ?? "") {
+                nowInUse = nowInUse || client.active
+                apps.insert(client.desktopId ?? "")
+            }
+            level = max(level ?? client.demandedLevel, client.demandedLevel)
         }
         if nowInUse != inUse {
             inUse = nowInUse
             connection.emitPropertiesChanged(
                 path: GeoClue.managerPath, interface: GeoClue.managerInterface, changed: ["InUse": .boolean(inUse)])
         }
+        let sortedApps = apps.sorted()
+        if sortedApps != activeApps {
+            activeApps = sortedApps
+            connection.emitPropertiesChanged(
+                path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
+                changed: ["ActiveApps": .strings(activeApps)])
+        }
         if level != demand {
             demand = level
             onDemandChanged?(level)
+        }
+    }
+
+    /// `io.github.whereabouts1.Manager`'s properties.
+    func extendedManagerProperty(_ name: String) -> DBusValue {
+        switch name {
+        case "LocationServicesEnabled": return .boolean(true)
+        case "ActiveApps": return .strings(activeApps)
+        default:
+            let rows = (providerStatus?() ?? []).map { row in
+                DBusValue.structure([.string(row.kind), .uint32(row.level.rawValue), .boolean(row.available), .boolean(row.running)])
+            }
+            return .array(element: "(subb)", rows)
         }
     }
 

@@ -58,3 +58,71 @@ enum GeoClue {
     /// GeoClue's "unknown" value for `Speed` and `Heading`.
     static let unknownSpeedOrHeading = -1.0
 }
+
+/// Whereabouts' own interfaces, version 1, served on the same objects as GeoClue's (`dbus/io.github.whereabouts1.*.xml`).
+enum Whereabouts {
+    static let managerInterface = "io.github.whereabouts1.Manager"
+    static let clientInterface = "io.github.whereabouts1.Client"
+    static let locationInterface = "io.github.whereabouts1.Location"
+
+    /// Error names under `io.github.whereabouts1.Error.`.
+    enum Error {
+        static let timeout = "io.github.whereabouts1.Error.Timeout"
+        static let locationUnavailable = "io.github.whereabouts1.Error.LocationUnavailable"
+        static let permissionDenied = "io.github.whereabouts1.Error.PermissionDenied"
+        static let servicesDisabled = "io.github.whereabouts1.Error.ServicesDisabled"
+    }
+
+    /// `io.github.whereabouts1.Manager`.
+    static let manager = InterfaceDescription(
+        managerInterface,
+        properties: [
+            PropertyDescription("LocationServicesEnabled", "b", .read),
+            PropertyDescription("Providers", "a(subb)", .read),
+            PropertyDescription("ActiveApps", "as", .read),
+        ])
+
+    /// `io.github.whereabouts1.Client`.
+    static let client = InterfaceDescription(
+        clientInterface,
+        methods: [
+            MethodDescription(
+                "RequestLocation", inputs: [Argument("options", "a{sv}")], outputs: [Argument("location", "o")])
+        ],
+        properties: [
+            PropertyDescription("Available", "b", .read),
+            PropertyDescription("LastLocation", "o", .read),
+            PropertyDescription("HighAccuracy", "b", .readwrite),
+            PropertyDescription("MinimumUpdateDistance", "d", .readwrite),
+            PropertyDescription("MonitoringTimeout", "u", .readwrite),
+        ],
+        signals: [
+            SignalDescription("AvailabilityChanged", arguments: [Argument("available", "b"), Argument("reason", "s")]),
+            SignalDescription("UpdatesTimedOut"),
+        ])
+
+    /// `io.github.whereabouts1.Location`.
+    static let location = InterfaceDescription(
+        locationInterface,
+        properties: [
+            PropertyDescription("Latitude", "d", .read),
+            PropertyDescription("Longitude", "d", .read),
+            PropertyDescription("HorizontalAccuracy", "d", .read),
+            PropertyDescription("Altitude", "d", .read),
+            PropertyDescription("EllipsoidalAltitude", "d", .read),
+            PropertyDescription("VerticalAccuracy", "d", .read),
+            PropertyDescription("Speed", "d", .read),
+            PropertyDescription("SpeedAccuracy", "d", .read),
+            PropertyDescription("Course", "d", .read),
+            PropertyDescription("CourseAccuracy", "d", .read),
+            PropertyDescription("Climb", "d", .read),
+            PropertyDescription("ClimbAccuracy", "d", .read),
+            PropertyDescription("MagneticHeading", "d", .read),
+            PropertyDescription("TrueHeading", "d", .read),
+            PropertyDescription("HeadingAccuracy", "d", .read),
+            PropertyDescription("Provider", "s", .read),
+            PropertyDescription("Simulated", "b", .read),
+            PropertyDescription("Stale", "b", .read),
+            PropertyDescription("TimestampMilliseconds", "t", .read),
+        ])
+}

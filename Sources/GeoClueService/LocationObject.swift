@@ -2,22 +2,27 @@ import DBus
 import Loop
 import WhereaboutsCore
 
-/// One fix as served to one client: `org.freedesktop.GeoClue2.Location` at `…/Client/N/Location/M`.
+/// One fix as served to one client: `org.freedesktop.GeoClue2.Location` and `io.github.whereabouts1.Location` at
+/// `…/Client/N/Location/M` (streamed fixes) or `…/Client/N/Request/M` (answers to `RequestLocation`).
 ///
-/// Only the owning client's connection may read it. Unknown values use GeoClue's sentinels.
+/// Only the owning client's connection may read it. Unknown values are GeoClue's sentinels on GeoClue's
+/// interface and NaN on ours, never zero.
 @BusActor
 final class LocationObject: ExportedObject {
     let path: ObjectPath
     let owner: String
     var fix: Fix
+    /// True when the fix is served as the last known location rather than as a current one.
+    let stale: Bool
 
-    init(path: ObjectPath, owner: String, fix: Fix) {
+    init(path: ObjectPath, owner: String, fix: Fix, stale: Bool = false) {
         self.path = path
         self.owner = owner
         self.fix = fix
+        self.stale = stale
     }
 
-    var interfaces: [InterfaceDescription] { [GeoClue.location] }
+    var interfaces: [InterfaceDescription] { [GeoClue.location, Whereabouts.location] }
 
     func checkAccess(sender: String) -> DBusError? {
         sender == owner ? nil : .accessDenied("Access denied")
@@ -28,7 +33,31 @@ final class LocationObject: ExportedObject {
     }
 
     func property(_ name: String, interface: String) -> DBusValue {
-        LocationObject.value(of: name, in: fix)
+        interface == Whereabouts.locationInterface ? extendedValue(of: name) : LocationObject.value(of: name, in: fix)
+    }
+
+    /// `io.github.whereabouts1.Location`'s properties; NaN stands for unknown.
+    private func extendedValue(of name: String) -> DBusValue {
+        func known(_ value: Double?) -> DBusValue { .double(value ?? .nan) }
+        switch name {
+        case "Latitude": return .double(fix.latitude)
+        case "Longitude": return .double(fix.longitude)
+        case "HorizontalAccuracy": return .double(fix.horizontalAccuracy)
+        case "Altitude": return known(fix.altitude)
+        case "EllipsoidalAltitude": return known(fix.ellipsoidalAltitude)
+        case "VerticalAccuracy": return known(fix.verticalAccuracy)
+        case "Speed": return known(fix.speed)
+        case "SpeedAccuracy": return known(fix.speedAccuracy)
+        case "Course": return known(fix.course)
+        case "CourseAccuracy": return known(fix.courseAccuracy)
+        case "Climb": return known(fix.climb)
+        case "ClimbAccuracy": return known(fix.climbAccuracy)
+        case "MagneticHeading", "TrueHeading", "HeadingAccuracy": return .double(.nan)
+        case "Provider": return .string(fix.provider.rawValue)
+        case "Simulated": return .boolean(fix.isSimulated)
+        case "Stale": return .boolean(stale)
+        default: return .uint64(UInt64(max(0, fix.timestamp.microseconds / 1000)))
+        }
     }
 
     /// Every property, for `PropertiesChanged` after an in-place update.

@@ -2,17 +2,18 @@ import DBus
 import Loop
 import WhereaboutsCore
 
-/// `org.freedesktop.GeoClue2.Manager` at `/org/freedesktop/GeoClue2/Manager`.
+/// `org.freedesktop.GeoClue2.Manager` and `io.github.whereabouts1.Manager` at `/org/freedesktop/GeoClue2/Manager`.
 @BusActor
 final class ManagerObject: ExportedObject {
     private unowned let service: GeoClueService
 
     init(service: GeoClueService) { self.service = service }
 
-    var interfaces: [InterfaceDescription] { [GeoClue.manager] }
+    var interfaces: [InterfaceDescription] { [GeoClue.manager, Whereabouts.manager] }
 
     func property(_ name: String, interface: String) -> DBusValue {
-        name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
+        if interface == Whereabouts.managerInterface { return service.extendedManagerProperty(name) }
+        return name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
     }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {

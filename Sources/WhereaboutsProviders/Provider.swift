@@ -59,9 +59,12 @@ public final class ProviderSet {
     /// The best level any provider can deliver now.
     public var availableLevel: AccuracyLevel { providers.map(\.availableLevel).max() ?? .none }
 
-    /// The kinds of the providers running now.
-    public var runningKinds: [ProviderKind] {
-        providers.filter { running.contains(ObjectIdentifier($0)) }.map(\.kind)
+    /// Each provider's kind, the level it serves, whether it can deliver now and whether it runs.
+    public var status: [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)] {
+        providers.map { provider in
+            (provider.kind.rawValue, provider.minimumClientLevel, provider.availableLevel != .none,
+             running.contains(ObjectIdentifier(provider)))
+        }
     }
 
     /// Runs the providers that `level` (the highest level an active client is served at) calls for, and stops

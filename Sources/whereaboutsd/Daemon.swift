@@ -41,6 +41,7 @@ enum Daemon {
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
         service.onDemandChanged = { providers.setDemand($0) }
         service.setAvailableLevel(providers.availableLevel)
+        service.providerStatus = { providers.status }
         service.onClientCountChanged = { count in armIdleExit(options.idleTimeout, clients: count, logger: logger) }
         Task { @BusActor in
             do {

@@ -28,21 +28,25 @@ struct IntrospectionTests {
         return try InterfaceXML.parse(xml)
     }
 
-    /// Expects the object at `path` to carry the standard interfaces and exactly the GeoClue interface `name`,
-    /// member for member equal to the checked-in file.
+    /// Expects the object at `path` to carry the standard interfaces and exactly the GeoClue interface `name` and
+    /// our own interface of the same object kind, each member for member equal to its checked-in file.
     func expectObject(
         _ app: GeoClueTestClient, _ path: ObjectPath, implements name: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
-        let expected = try checkedIn(name)
+        let ours = "io.github.whereabouts1." + name.split(separator: ".").last!
         let live = try await introspect(app, path)
         #expect(
-            Set(live.interfaces.keys) == IntrospectionTests.standardInterfaces.union([name]),
+            Set(live.interfaces.keys) == IntrospectionTests.standardInterfaces.union([name, ours]),
             "\(path) exposes \(live.interfaces.keys.sorted())", sourceLocation: sourceLocation)
-        let actual = try #require(live.interfaces[name], "\(path) lacks \(name)", sourceLocation: sourceLocation)
-        // Line by line first, for a readable difference; then exactly, order of members included.
-        #expect(actual.memberLines == expected.memberLines, "\(path)", sourceLocation: sourceLocation)
-        #expect(actual == expected, "\(path)", sourceLocation: sourceLocation)
+        for interface in [name, ours] {
+            let expected = try checkedIn(interface)
+            let actual = try #require(
+                live.interfaces[interface], "\(path) lacks \(interface)", sourceLocation: sourceLocation)
+            // Line by line first, for a readable difference; then exactly, order of members included.
+            #expect(actual.memberLines == expected.memberLines, "\(path)", sourceLocation: sourceLocation)
+            #expect(actual == expected, "\(path)", sourceLocation: sourceLocation)
+        }
     }
 
     @Test func managerClientAndLocationMatchTheInterfaceFiles() async throws {
