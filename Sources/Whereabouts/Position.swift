@@ -1,51 +1,97 @@
-/// One location fix as an app receives it.
+/// One location fix as an app receives it, in the position format of the seed API (field for field).
 ///
-/// Unknown values are `nil`; GeoClue's sentinels (`-DBL_MAX` altitude, `-1` speed and heading) never leak
-/// through. Accuracies are radii at 95% confidence, in metres.
+/// Unknown values are `nil` (JSON `null`); GeoClue's sentinels (`-DBL_MAX` altitude, `-1` speed) never leak
+/// through. Accuracies are at 95% confidence.
 public struct Position: Sendable, Equatable, Codable {
     /// Degrees north (WGS84).
     public var latitude: Double
     /// Degrees east (WGS84).
     public var longitude: Double
-    /// Horizontal accuracy in metres.
-    public var accuracy: Double
-    /// Metres above sea level.
+    /// Metres above mean sea level.
     public var altitude: Double?
+    /// Radius of uncertainty, metres.
+    public var horizontalAccuracy: Double
+    /// Altitude uncertainty, metres.
+    public var verticalAccuracy: Double?
+    /// Direction of travel, degrees clockwise from true north.
+    public var course: Double?
     /// Metres per second.
     public var speed: Double?
-    /// Degrees clockwise from true north.
-    public var heading: Double?
-    /// Microseconds since the Unix epoch at which the fix was taken.
-    public var timestampMicroseconds: Int64
-    /// The source's own description, such as "Static location".
-    public var description: String
+    /// Milliseconds since the Unix epoch at which the fix was taken.
+    public var timestamp: Int64
+    /// Where the device points, degrees from magnetic north (needs a compass).
+    public var magneticHeading: Double?
+    /// Where the device points, degrees from true north (needs a compass).
+    public var trueHeading: Double?
+    /// Heading uncertainty, degrees.
+    public var headingAccuracy: Double?
 
-    /// Reads a position from the properties of an `org.freedesktop.GeoClue2.Location` object (`GetAll`).
-    public init?(geoClueProperties values: [String: DBusValueView]) {
-        guard let latitude = values["Latitude"]?.double, let longitude = values["Longitude"]?.double,
-            let accuracy = values["Accuracy"]?.double
-        else { return nil }
+    /// The provider that produced it ("gpsd", "nmea", "static", "replay", "network"), when the service says.
+    public var provider: String?
+    /// True when the fix was played back or injected rather than measured.
+    public var isSimulated: Bool
+    /// True for a last-known location that may be old.
+    public var isStale: Bool
+
+    public init(
+        latitude: Double, longitude: Double, altitude: Double? = nil, horizontalAccuracy: Double,
+        verticalAccuracy: Double? = nil, course: Double? = nil, speed: Double? = nil, timestamp: Int64,
+        magneticHeading: Double? = nil, trueHeading: Double? = nil, headingAccuracy: Double? = nil,
+        provider: String? = nil, isSimulated: Bool = false, isStale: Bool = false
+    ) {
         self.latitude = latitude
         self.longitude = longitude
-        self.accuracy = accuracy
-        altitude = values["Altitude"]?.double.flatMap { $0 <= -Double.greatestFiniteMagnitude ? nil : $0 }
-        speed = values["Speed"]?.double.flatMap { $0 < 0 ? nil : $0 }
-        heading = values["Heading"]?.double.flatMap { $0 < 0 ? nil : $0 }
-        let stamp = values["Timestamp"]?.pair ?? (0, 0)
-        timestampMicroseconds = Int64(clamping: stamp.0) &* 1_000_000 &+ Int64(clamping: stamp.1)
-        description = values["Description"]?.string ?? ""
+        self.altitude = altitude
+        self.horizontalAccuracy = horizontalAccuracy
+        self.verticalAccuracy = verticalAccuracy
+        self.course = course
+        self.speed = speed
+        self.timestamp = timestamp
+        self.magneticHeading = magneticHeading
+        self.trueHeading = trueHeading
+        self.headingAccuracy = headingAccuracy
+        self.provider = provider
+        self.isSimulated = isSimulated
+        self.isStale = isStale
     }
-}
 
-/// A read-only view of a D-Bus property value, so that `Position` does not expose the binding's types.
-public struct DBusValueView: Sendable {
-    public var double: Double?
-    public var string: String?
-    public var pair: (UInt64, UInt64)?
+    /// The seed format's keys; the extra fields are left out of the JSON.
+    enum CodingKeys: String, CodingKey {
+        case latitude, longitude, altitude, horizontalAccuracy, verticalAccuracy, course, speed, timestamp
+        case magneticHeading, trueHeading, headingAccuracy
+    }
 
-    public init(double: Double? = nil, string: String? = nil, pair: (UInt64, UInt64)? = nil) {
-        self.double = double
-        self.string = string
-        self.pair = pair
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        latitude = try values.decode(Double.self, forKey: .latitude)
+        longitude = try values.decode(Double.self, forKey: .longitude)
+        altitude = try values.decodeIfPresent(Double.self, forKey: .altitude)
+        horizontalAccuracy = try values.decode(Double.self, forKey: .horizontalAccuracy)
+        verticalAccuracy = try values.decodeIfPresent(Double.self, forKey: .verticalAccuracy)
+        course = try values.decodeIfPresent(Double.self, forKey: .course)
+        speed = try values.decodeIfPresent(Double.self, forKey: .speed)
+        timestamp = try values.decode(Int64.self, forKey: .timestamp)
+        magneticHeading = try values.decodeIfPresent(Double.self, forKey: .magneticHeading)
+        trueHeading = try values.decodeIfPresent(Double.self, forKey: .trueHeading)
+        headingAccuracy = try values.decodeIfPresent(Double.self, forKey: .headingAccuracy)
+        provider = nil
+        isSimulated = false
+        isStale = false
+    }
+
+    /// Encodes every seed key, unknown values as `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(latitude, forKey: .latitude)
+        try values.encode(longitude, forKey: .longitude)
+        try values.encode(altitude, forKey: .altitude)
+        try values.encode(horizontalAccuracy, forKey: .horizontalAccuracy)
+        try values.encode(verticalAccuracy, forKey: .verticalAccuracy)
+        try values.encode(course, forKey: .course)
+        try values.encode(speed, forKey: .speed)
+        try values.encode(timestamp, forKey: .timestamp)
+        try values.encode(magneticHeading, forKey: .magneticHeading)
+        try values.encode(trueHeading, forKey: .trueHeading)
+        try values.encode(headingAccuracy, forKey: .headingAccuracy)
     }
 }

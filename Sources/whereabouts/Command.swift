@@ -4,27 +4,39 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case watch, locate }
+    enum Verb: Sendable { case locate, watch, last, status }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
-    var level: UInt32 = 8
-    var distance: UInt32 = 0
+    var accuracy = Accuracy.exact
+    var highAccuracy = true
+    var distance = 0.0
     var count: Int?
-    var timeout: Double = 30
+    var timeout = 5.0
+    var maximumAge: Double?
     var json = false
 
     static let usage = """
-        Usage: whereabouts watch [--count N] [--distance METRES] [--accuracy LEVEL] [--desktop-id ID] [--json]
-               whereabouts locate [--timeout SECONDS] [--accuracy LEVEL] [--desktop-id ID] [--json]
+        Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
+               whereabouts watch [--count N] [--distance METRES] [OPTIONS]
+               whereabouts last [OPTIONS]
+               whereabouts status
 
-        watch    print fixes as they arrive (one JSON object per line with --json)
-        locate   print one fix and exit
+        locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
+        watch    print fixes as they arrive
+        last     print the last known location, however old, without starting anything
+        status   print whether location services are on, the providers, availability and the apps using location
 
-        LEVEL is GeoClue's accuracy level: 1 country, 4 city, 5 neighbourhood, 6 street, 8 exact (default).
+        OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
+                 --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
+                 --json (one object per fix in the position format: latitude, longitude, altitude,
+                 horizontalAccuracy, verticalAccuracy, course, speed, timestamp in ms, magneticHeading,
+                 trueHeading, headingAccuracy; unknown values are null)
+
         The service is reached on the system bus, or on the bus DBUS_SYSTEM_BUS_ADDRESS names.
 
-        Exit status: 0 success, 1 the service refused or failed, 2 bad usage, 3 no fix before the timeout.
+        Exit status: 0 success; 1 the service failed or is absent; 2 bad usage; 3 no fix in time;
+        4 permission denied; 5 location services disabled or no location available.
 
         """
 
@@ -32,8 +44,10 @@ struct Command: Sendable {
         guard let first = arguments.first else { fail("a command is needed") }
         var command: Command
         switch first {
-        case "watch": command = Command(verb: .watch)
         case "locate": command = Command(verb: .locate)
+        case "watch": command = Command(verb: .watch)
+        case "last": command = Command(verb: .last)
+        case "status": command = Command(verb: .status)
         case "--help", "-h", "help":
             print(usage, terminator: "")
             exit(0)
@@ -47,22 +61,35 @@ struct Command: Sendable {
             }
             switch option {
             case "--json": command.json = true
+            case "--low-power": command.highAccuracy = false
             case "--desktop-id": command.desktopId = value()
-            case "--accuracy": command.level = number(option, value())
-            case "--distance": command.distance = number(option, value())
-            case "--count": command.count = Int(number(option, value()))
-            case "--timeout":
-                let text = value()
-                guard let seconds = Double(text), seconds > 0 else { fail("--timeout needs seconds, not '\(text)'") }
-                command.timeout = seconds
+            case "--accuracy": command.accuracy = level(value())
+            case "--distance": command.distance = seconds(option, value(), allowZero: true)
+            case "--count": command.count = Int(seconds(option, value(), allowZero: false))
+            case "--timeout": command.timeout = seconds(option, value(), allowZero: false)
+            case "--max-age": command.maximumAge = seconds(option, value(), allowZero: true)
             default: fail("unknown option '\(option)'")
             }
         }
         return command
     }
 
-    private static func number(_ option: String, _ text: String) -> UInt32 {
-        guard let value = UInt32(text) else { fail("\(option) needs a whole number, not '\(text)'") }
+    private static func level(_ text: String) -> Accuracy {
+        let names: [String: Accuracy] = [
+            "country": .country, "city": .city, "neighborhood": .neighborhood, "neighbourhood": .neighborhood,
+            "street": .street, "exact": .exact,
+        ]
+        if let named = names[text] { return named }
+        guard let number = UInt32(text), let level = Accuracy(rawValue: number) else {
+            fail("--accuracy takes country, city, neighborhood, street, exact or 1, 4, 5, 6, 8; not '\(text)'")
+        }
+        return level
+    }
+
+    private static func seconds(_ option: String, _ text: String, allowZero: Bool) -> Double {
+        guard let value = Double(text), value.isFinite, value > 0 || (allowZero && value == 0) else {
+            fail("\(option) needs a positive number, not '\(text)'")
+        }
         return value
     }
 
@@ -73,34 +100,64 @@ struct Command: Sendable {
 
     @BusActor
     func run() {
-        let client: LocationClient
+        let manager: LocationManager
         do {
-            client = try LocationClient()
+            manager = try LocationManager(desktopId: desktopId)
         } catch {
-            printError("whereabouts: cannot reach the bus: \(error)\n")
-            exit(1)
-        }
-        let limit = verb == .locate ? 1 : count
-        if verb == .locate {
-            EventLoop.main.schedule(after: .milliseconds(Int(timeout * 1000))) {
-                printError("whereabouts: no location within \(timeout) s\n")
-                exit(3)
-            }
+            finish(error)
         }
         Task { @BusActor in
-            var printed = 0
-            do {
-                for try await position in client.positions(desktopId: desktopId, level: level, distanceThreshold: distance) {
-                    print(json ? Format.json(position) : Format.line(position))
-                    fflush(stdout)
-                    printed += 1
-                    if let limit, printed >= limit { exit(0) }
+            do throws(LocationError) {
+                switch verb {
+                case .locate:
+                    let options = RequestOptions(
+                        timeout: .milliseconds(Int(timeout * 1000)),
+                        maximumAge: maximumAge.map { .milliseconds(Int($0 * 1000)) }, highAccuracy: highAccuracy,
+                        accuracy: accuracy)
+                    show(try await manager.requestLocation(options))
+                case .last:
+                    guard let position = try await manager.lastLocation() else {
+                        printError("whereabouts: no location is known yet\n")
+                        exit(5)
+                    }
+                    show(position)
+                case .status:
+                    print(Format.status(try await manager.status()), terminator: "")
+                case .watch:
+                    let configuration = MonitoringConfiguration(
+                        accuracy: accuracy, highAccuracy: highAccuracy, minimumUpdateDistance: distance)
+                    var printed = 0
+                    do {
+                        for try await position in manager.locations(configuration) {
+                            show(position)
+                            printed += 1
+                            if let count, printed >= count { break }
+                        }
+                    } catch let error as LocationError {
+                        finish(error)
+                    } catch {
+                        finish(.other(name: "", message: "\(error)"))
+                    }
                 }
+                exit(0)
             } catch {
-                printError("whereabouts: \(error)\n")
-                exit(1)
+                finish(error)
             }
-            exit(0)
+        }
+    }
+
+    private func show(_ position: Position) {
+        print(json ? Format.json(position) : Format.line(position))
+        fflush(stdout)
+    }
+
+    private func finish(_ error: LocationError) -> Never {
+        printError("whereabouts: \(error)\n")
+        switch error {
+        case .timeout: exit(3)
+        case .permissionDenied: exit(4)
+        case .servicesDisabled, .locationUnavailable: exit(5)
+        default: exit(1)
         }
     }
 }

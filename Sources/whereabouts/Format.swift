@@ -4,27 +4,46 @@ import Whereabouts
 enum Format {
     /// One human-readable line.
     static func line(_ position: Position) -> String {
-        var text = "\(fixed(position.latitude, 6)), \(fixed(position.longitude, 6)) ±\(fixed(position.accuracy, 1)) m"
+        var text = "\(fixed(position.latitude, 6)), \(fixed(position.longitude, 6)) ±\(fixed(position.horizontalAccuracy, 1)) m"
         if let altitude = position.altitude { text += "  alt \(fixed(altitude, 1)) m" }
         if let speed = position.speed { text += "  \(fixed(speed, 1)) m/s" }
-        if let heading = position.heading { text += "  heading \(fixed(heading, 0))°" }
-        text += "  \(isoTime(position.timestampMicroseconds))"
-        if !position.description.isEmpty { text += "  \(position.description)" }
+        if let course = position.course { text += "  course \(fixed(course, 0))°" }
+        text += "  \(isoTime(position.timestamp * 1000))"
+        if let provider = position.provider { text += "  \(provider)" }
+        if position.isSimulated { text += " (simulated)" }
+        if position.isStale { text += " (last known)" }
         return text
     }
 
-    /// One JSON object.
+    /// One JSON object in the position format, unknown values as null.
     static func json(_ position: Position) -> String {
-        var fields = [
-            "\"latitude\":\(position.latitude)", "\"longitude\":\(position.longitude)",
-            "\"accuracy\":\(position.accuracy)",
+        func number(_ value: Double?) -> String {
+            guard let value, value.isFinite else { return "null" }
+            return "\(value)"
+        }
+        let fields: [(String, String)] = [
+            ("latitude", number(position.latitude)), ("longitude", number(position.longitude)),
+            ("altitude", number(position.altitude)), ("horizontalAccuracy", number(position.horizontalAccuracy)),
+            ("verticalAccuracy", number(position.verticalAccuracy)), ("course", number(position.course)),
+            ("speed", number(position.speed)), ("timestamp", "\(position.timestamp)"),
+            ("magneticHeading", number(position.magneticHeading)), ("trueHeading", number(position.trueHeading)),
+            ("headingAccuracy", number(position.headingAccuracy)),
         ]
-        fields.append("\"altitude\":" + (position.altitude.map { "\($0)" } ?? "null"))
-        fields.append("\"speed\":" + (position.speed.map { "\($0)" } ?? "null"))
-        fields.append("\"heading\":" + (position.heading.map { "\($0)" } ?? "null"))
-        fields.append("\"timestamp\":\"\(isoTime(position.timestampMicroseconds))\"")
-        fields.append("\"description\":\"\(escaped(position.description))\"")
-        return "{" + fields.joined(separator: ",") + "}"
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// The `status` report.
+    static func status(_ status: ServiceStatus) -> String {
+        var text = "location services: \(status.servicesEnabled ? "on" : "off")\n"
+        text += "service: \(status.isWhereabouts ? "Whereabouts" : "GeoClue 2 (without Whereabouts' interfaces)")\n"
+        text += "available accuracy level: \(status.availableLevel)\n"
+        text += "in use: \(status.inUse ? "yes" : "no")\n"
+        for provider in status.providers {
+            text += "provider \(provider.kind): \(provider.available ? "available" : "unavailable"), "
+            text += "\(provider.running ? "running" : "idle"), started for level \(provider.level) and above\n"
+        }
+        text += "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
+        return text
     }
 
     static func fixed(_ value: Double, _ digits: Int) -> String {
@@ -58,24 +77,5 @@ enum Format {
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
         return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).\(ms)Z"
-    }
-
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out
     }
 }

@@ -1,0 +1,383 @@
+import DBus
+import Loop
+
+/// GeoClue's accuracy levels, as apps ask for them.
+public enum Accuracy: UInt32, Sendable, CaseIterable {
+    case country = 1
+    case city = 4
+    case neighborhood = 5
+    case street = 6
+    case exact = 8
+}
+
+/// Options of a single location request (the seed API's request options, with W3C's maximum age).
+public struct RequestOptions: Sendable {
+    /// How long to wait for a fix (the seed API's default is 5 s).
+    public var timeout: Duration
+    /// A fix at most this old may be answered from the cache, without starting a provider.
+    public var maximumAge: Duration?
+    /// Whether satellite receivers may run (`enableHighAccuracy`).
+    public var highAccuracy: Bool
+    /// The accuracy level asked for.
+    public var accuracy: Accuracy
+
+    public init(
+        timeout: Duration = .seconds(5), maximumAge: Duration? = nil, highAccuracy: Bool = true,
+        accuracy: Accuracy = .exact
+    ) {
+        self.timeout = timeout
+        self.maximumAge = maximumAge
+        self.highAccuracy = highAccuracy
+        self.accuracy = accuracy
+    }
+}
+
+/// How a stream of locations is produced (the seed API's configuration).
+public struct MonitoringConfiguration: Sendable {
+    /// The accuracy level asked for.
+    public var accuracy: Accuracy
+    /// Whether satellite receivers may run.
+    public var highAccuracy: Bool
+    /// Metres the position must move before a new fix is delivered (`minimumUpdateDistanceInMeters`).
+    public var minimumUpdateDistance: Double
+
+    public init(accuracy: Accuracy = .exact, highAccuracy: Bool = true, minimumUpdateDistance: Double = 0) {
+        self.accuracy = accuracy
+        self.highAccuracy = highAccuracy
+        self.minimumUpdateDistance = minimumUpdateDistance
+    }
+}
+
+/// The entry point for apps: location from Whereabouts, or from a plain GeoClue 2 where what GeoClue supports
+/// works and the rest throws ``LocationError/unsupported(_:)``.
+///
+/// One instance holds one bus connection; each request or stream uses a client object of its own
+/// (`CreateClient`), deleted when it ends.
+@BusActor
+public final class LocationManager {
+    static let service = "org.freedesktop.GeoClue2"
+    static let managerPath = ObjectPath("/org/freedesktop/GeoClue2/Manager")!
+    static let geoClueManager = "org.freedesktop.GeoClue2.Manager"
+    static let geoClueClient = "org.freedesktop.GeoClue2.Client"
+    static let geoClueLocation = "org.freedesktop.GeoClue2.Location"
+    static let manager = "io.github.whereabouts1.Manager"
+    static let client = "io.github.whereabouts1.Client"
+    static let location = "io.github.whereabouts1.Location"
+
+    let connection: Connection
+    /// The app's desktop id, which the service checks (`DesktopId`).
+    public let desktopId: String
+    private var extended: Bool?
+
+    /// Connects to the system bus, or to the bus at `address`, for the app `desktopId`.
+    public init(desktopId: String, address: String = Connection.systemBusAddress) throws(LocationError) {
+        self.desktopId = desktopId
+        do {
+            connection = try Connection.open(address: address)
+        } catch {
+            throw .serviceUnavailable(error.message)
+        }
+    }
+
+    /// Closes the connection; the service deletes this connection's clients.
+    public func close() { connection.close() }
+
+    /// True when the service has Whereabouts' interfaces, false for a plain GeoClue.
+    public func isWhereabouts() async throws(LocationError) -> Bool {
+        if let extended { return extended }
+        let xml = try await call(Self.managerPath, "org.freedesktop.DBus.Introspectable", "Introspect").first?.string
+        let answer = xml?.contains("\"\(Self.manager)\"") ?? false
+        extended = answer
+        return answer
+    }
+
+    /// Whether location services are on (`io.github.whereabouts1.Manager.LocationServicesEnabled`); a plain
+    /// GeoClue counts as on when it answers.
+    public func servicesEnabled() async throws(LocationError) -> Bool {
+        guard try await isWhereabouts() else { return true }
+        return try await get(Self.managerPath, Self.manager, "LocationServicesEnabled").bool ?? false
+    }
+
+    /// One fix: Whereabouts' `RequestLocation`, or on a plain GeoClue a client started until its first fix.
+    public func requestLocation(_ options: RequestOptions = RequestOptions()) async throws(LocationError) -> Position {
+        let client = try await makeClient(accuracy: options.accuracy)
+        defer { deleteClient(client) }
+        if try await isWhereabouts() {
+            var values: [String: DBusValue] = [
+                "timeout": .uint32(UInt32(clamping: options.timeout.milliseconds)),
+                "high-accuracy": .boolean(options.highAccuracy),
+            ]
+            if let maximumAge = options.maximumAge { values["maximum-age"] = .uint32(UInt32(clamping: maximumAge.milliseconds)) }
+            let reply = try await call(
+                client, Self.client, "RequestLocation", [.vardict(values)], timeout: options.timeout + .seconds(5))
+            guard let path = reply.first?.objectPath else { throw .other(name: "", message: "no location path") }
+            return try await read(path)
+        }
+        guard options.maximumAge == nil else { throw .unsupported("a maximum age") }
+        let first = FirstSignal()
+        let subscription = try await subscribe(client) { path in first.deliver(path) }
+        defer { connection.unsubscribe(subscription) }
+        _ = try await call(client, Self.geoClueClient, "Start")
+        let timer = EventLoop.main.schedule(after: options.timeout) { first.expire() }
+        defer { EventLoop.main.cancel(timer) }
+        guard let path = await first.wait() else { throw .timeout }
+        return try await read(path)
+    }
+
+    /// Fixes as the service signals them, until the stream is dropped or fails.
+    public func locations(_ configuration: MonitoringConfiguration = MonitoringConfiguration())
+        -> AsyncThrowingStream<Position, any Error>
+    {
+        AsyncThrowingStream { continuation in
+            let task = Task { @BusActor in
+                do throws(LocationError) {
+                    let client = try await makeClient(accuracy: configuration.accuracy)
+                    let extended = try await isWhereabouts()
+                    if extended {
+                        try await set(client, Self.client, "HighAccuracy", .boolean(configuration.highAccuracy))
+                        try await set(client, Self.client, "MinimumUpdateDistance", .double(configuration.minimumUpdateDistance))
+                    } else if configuration.minimumUpdateDistance > 0 {
+                        try await set(client, Self.geoClueClient, "DistanceThreshold", .uint32(UInt32(configuration.minimumUpdateDistance.rounded(.up))))
+                    }
+                    _ = try await subscribe(client) { path in
+                        Task { @BusActor in
+                            if let position = try? await self.read(path) { continuation.yield(position) }
+                        }
+                    }
+                    connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
+                    _ = try await call(client, Self.geoClueClient, "Start")
+                    continuation.onTermination = { _ in Task { @BusActor in self.deleteClient(client) } }
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            _ = task
+        }
+    }
+
+    /// Whether a location can be had now, then every change: `io.github.whereabouts1.Client.Available` on
+    /// Whereabouts, `AvailableAccuracyLevel > 0` on a plain GeoClue.
+    public func availability() -> AsyncThrowingStream<Bool, any Error> {
+        AsyncThrowingStream { continuation in
+            Task { @BusActor in
+                do throws(LocationError) {
+                    let match = SignalMatch(
+                        path: Self.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                    _ = try await mapError { () async throws(DBusError) in
+                        try await connection.subscribe(match) { message in
+                            let arguments = message.arguments()
+                            guard arguments.first?.string == Self.geoClueManager,
+                                let level = arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
+                            else { return }
+                            continuation.yield(level > 0)
+                        }
+                    }
+                    let level = try await get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
+                    continuation.yield(level > 0)
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// The last known location, however old (marked ``Position/isStale``), or nil before any fix; it starts no
+    /// provider. Whereabouts only.
+    public func lastLocation() async throws(LocationError) -> Position? {
+        guard try await isWhereabouts() else { throw .unsupported("the last known location") }
+        let client = try await makeClient(accuracy: .exact)
+        defer { deleteClient(client) }
+        guard let path = try await get(client, Self.client, "LastLocation").objectPath, path != .root else { return nil }
+        return try await read(path)
+    }
+
+    // MARK: Plumbing
+
+    private func makeClient(accuracy: Accuracy) async throws(LocationError) -> ObjectPath {
+        guard let client = try await call(Self.managerPath, Self.geoClueManager, "CreateClient").first?.objectPath else {
+            throw .other(name: "", message: "CreateClient returned no path")
+        }
+        try await set(client, Self.geoClueClient, "DesktopId", .string(desktopId))
+        try await set(client, Self.geoClueClient, "RequestedAccuracyLevel", .uint32(accuracy.rawValue))
+        return client
+    }
+
+    private func deleteClient(_ client: ObjectPath) {
+        guard connection.isConnected,
+            let message = try? Message.methodCall(
+                destination: Self.service, path: Self.managerPath, interface: Self.geoClueManager, member: "DeleteClient",
+                arguments: [.objectPath(client)])
+        else { return }
+        connection.send(message)
+    }
+
+    private func subscribe(_ client: ObjectPath, _ handler: @escaping @BusActor (ObjectPath) -> Void)
+        async throws(LocationError) -> SignalSubscription
+    {
+        try await mapError { () async throws(DBusError) in
+            try await connection.subscribe(
+                SignalMatch(path: client, interface: Self.geoClueClient, member: "LocationUpdated")
+            ) { message in
+                if let path = message.arguments().last?.objectPath { handler(path) }
+            }
+        }
+    }
+
+    private func read(_ path: ObjectPath) async throws(LocationError) -> Position {
+        if try await isWhereabouts() {
+            let values = try await getAll(path, Self.location)
+            func known(_ key: String) -> Double? { values[key]?.double.flatMap { $0.isNaN ? nil : $0 } }
+            return Position(
+                latitude: known("Latitude") ?? .nan, longitude: known("Longitude") ?? .nan, altitude: known("Altitude"),
+                horizontalAccuracy: known("HorizontalAccuracy") ?? .nan, verticalAccuracy: known("VerticalAccuracy"),
+                course: known("Course"), speed: known("Speed"),
+                timestamp: Int64(clamping: values["TimestampMilliseconds"]?.uint64 ?? 0),
+                magneticHeading: known("MagneticHeading"), trueHeading: known("TrueHeading"),
+                headingAccuracy: known("HeadingAccuracy"), provider: values["Provider"]?.string,
+                isSimulated: values["Simulated"]?.bool ?? false, isStale: values["Stale"]?.bool ?? false)
+        }
+        let values = try await getAll(path, Self.geoClueLocation)
+        let stamp = values["Timestamp"]?.fields ?? []
+        let seconds = stamp.first?.uint64 ?? 0
+        let micros = stamp.count > 1 ? stamp[1].uint64 ?? 0 : 0
+        return Position(
+            latitude: values["Latitude"]?.double ?? .nan, longitude: values["Longitude"]?.double ?? .nan,
+            altitude: values["Altitude"]?.double.flatMap { $0 <= -Double.greatestFiniteMagnitude ? nil : $0 },
+            horizontalAccuracy: values["Accuracy"]?.double ?? .nan,
+            course: values["Heading"]?.double.flatMap { $0 < 0 ? nil : $0 },
+            speed: values["Speed"]?.double.flatMap { $0 < 0 ? nil : $0 },
+            timestamp: Int64(clamping: seconds &* 1000 &+ micros / 1000))
+    }
+
+    private func call(
+        _ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+        timeout: Duration = .seconds(25)
+    ) async throws(LocationError) -> [DBusValue] {
+        try await mapError { () async throws(DBusError) in
+            try await connection.call(
+                destination: Self.service, path: path, interface: interface, member: member, arguments: arguments,
+                timeout: timeout)
+        }
+    }
+
+    private func get(_ path: ObjectPath, _ interface: String, _ name: String) async throws(LocationError) -> DBusValue {
+        try await call(path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)]).first?
+            .unwrapped ?? .structure([])
+    }
+
+    func getAllProperties(_ path: ObjectPath, _ interface: String) async throws(LocationError) -> [String: DBusValue] {
+        try await getAll(path, interface)
+    }
+
+    private func getAll(_ path: ObjectPath, _ interface: String) async throws(LocationError) -> [String: DBusValue] {
+        try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)]).first?
+            .stringKeyedEntries ?? [:]
+    }
+
+    private func set(_ path: ObjectPath, _ interface: String, _ name: String, _ value: DBusValue) async throws(LocationError) {
+        _ = try await call(path, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(name), .variant(value)])
+    }
+
+    private func mapError<T>(_ body: () async throws(DBusError) -> T) async throws(LocationError) -> T {
+        do {
+            return try await body()
+        } catch {
+            throw LocationError(error)
+        }
+    }
+}
+
+extension LocationError {
+    /// Maps a D-Bus error onto the library's cases.
+    init(_ error: DBusError) {
+        switch error.name {
+        case "io.github.whereabouts1.Error.Timeout": self = .timeout
+        case "io.github.whereabouts1.Error.LocationUnavailable": self = .locationUnavailable
+        case "io.github.whereabouts1.Error.ServicesDisabled": self = .servicesDisabled
+        case "io.github.whereabouts1.Error.PermissionDenied", DBusError.Name.accessDenied:
+            self = .permissionDenied(error.message)
+        case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, DBusError.Name.disconnected,
+            DBusError.Name.noReply, "org.freedesktop.DBus.Error.NoServer", "org.freedesktop.DBus.Error.FileNotFound":
+            self = .serviceUnavailable(error.message)
+        default: self = .other(name: error.name, message: error.message)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, saturating.
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (scaled, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        return overflow ? (seconds < 0 ? .min : .max) : scaled + attoseconds / 1_000_000_000_000_000
+    }
+}
+
+/// The first `LocationUpdated` of a client, or nothing when the time runs out.
+@BusActor
+final class FirstSignal {
+    private var result: ObjectPath??
+    private var waiter: CheckedContinuation<ObjectPath?, Never>?
+
+    func deliver(_ path: ObjectPath) { finish(path) }
+
+    func expire() { finish(nil) }
+
+    private func finish(_ value: ObjectPath?) {
+        guard result == nil else { return }
+        result = .some(value)
+        waiter?.resume(returning: value)
+        waiter = nil
+    }
+
+    func wait() async -> ObjectPath? {
+        if let result { return result }
+        return await withCheckedContinuation { waiter = $0 }
+    }
+}
+
+/// The service's state, for a status display (`whereabouts status`).
+public struct ServiceStatus: Sendable {
+    /// One provider: its kind, the level that starts it, whether it can deliver and whether it runs.
+    public struct Provider: Sendable {
+        public var kind: String
+        public var level: UInt32
+        public var available: Bool
+        public var running: Bool
+    }
+
+    /// `LocationServicesEnabled` (always true on a plain GeoClue).
+    public var servicesEnabled: Bool
+    /// `AvailableAccuracyLevel`.
+    public var availableLevel: UInt32
+    /// `InUse`.
+    public var inUse: Bool
+    /// The providers (empty on a plain GeoClue).
+    public var providers: [Provider]
+    /// The apps using location now (empty on a plain GeoClue).
+    public var activeApps: [String]
+    /// False for a plain GeoClue.
+    public var isWhereabouts: Bool
+}
+
+extension LocationManager {
+    /// The Manager's properties, GeoClue's and, on Whereabouts, ours.
+    public func status() async throws(LocationError) -> ServiceStatus {
+        let geoClue = try await getAllProperties(Self.managerPath, Self.geoClueManager)
+        var status = ServiceStatus(
+            servicesEnabled: true, availableLevel: geoClue["AvailableAccuracyLevel"]?.uint32 ?? 0,
+            inUse: geoClue["InUse"]?.bool ?? false, providers: [], activeApps: [], isWhereabouts: false)
+        guard try await isWhereabouts() else { return status }
+        let ours = try await getAllProperties(Self.managerPath, Self.manager)
+        status.isWhereabouts = true
+        status.servicesEnabled = ours["LocationServicesEnabled"]?.bool ?? true
+        status.activeApps = ours["ActiveApps"]?.elements?.compactMap(\.string) ?? []
+        status.providers = (ours["Providers"]?.elements ?? []).compactMap { row in
+            guard let fields = row.fields, fields.count == 4, let kind = fields[0].string, let level = fields[1].uint32,
+                let available = fields[2].bool, let running = fields[3].bool
+            else { return nil }
+            return ServiceStatus.Provider(kind: kind, level: level, available: available, running: running)
+        }
+        return status
+    }
+}
