@@ -15,6 +15,12 @@ let package = Package(
         // C interop: libdbus headers, nothing else.
         .systemLibrary(
             name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // C interop: libpolkit-gobject-1 and GLib headers.
+        .systemLibrary(
+            name: "CPolkit", path: "Sources/CPolkit", pkgConfig: "polkit-gobject-1",
+            providers: [.apt(["libpolkit-gobject-1-dev"])]),
+        // The only module that touches libpolkit: checks on a GLib thread of their own.
+        .target(name: "Polkit", dependencies: ["CPolkit", "WhereaboutsCore", "Loop"], swiftSettings: strict),
         // A poll(2) event loop that is also a Swift SerialExecutor.
         .target(name: "Loop", swiftSettings: strict),
         // The only module that imports libdbus.
@@ -27,6 +33,8 @@ let package = Package(
             swiftSettings: strict),
         // The domain: locations, accuracy levels, clients, thresholds, configuration. No C, no D-Bus, no I/O.
         .target(name: "WhereaboutsCore", swiftSettings: strict),
+        // State on disk: files written atomically and durably, the grant store.
+        .target(name: "WhereaboutsStorage", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // Location sources that need no hardware: static file and replay of recorded tracks.
         .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "Loop"], swiftSettings: strict),
         // The GeoClue2 objects on the bus, mapped onto the domain.
