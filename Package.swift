@@ -38,12 +38,17 @@ let package = Package(
         // Location sources that need no hardware: static file and replay of recorded tracks.
         .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "Loop"], swiftSettings: strict),
         // The GeoClue2 objects on the bus, mapped onto the domain.
-        .target(name: "GeoClueService", dependencies: ["WhereaboutsCore", "DBus", "Loop"], swiftSettings: strict),
+        .target(
+            name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],
+            swiftSettings: strict),
         // The client library for apps.
         .target(name: "Whereabouts", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .executableTarget(
             name: "whereaboutsd",
-            dependencies: ["WhereaboutsCore", "WhereaboutsProviders", "GPSD", "GeoClueService", "DBus", "Loop"],
+            dependencies: [
+                "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
+                "DBus", "Loop",
+            ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.

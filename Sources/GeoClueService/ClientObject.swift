@@ -40,6 +40,7 @@ final class ClientObject: ExportedObject {
     private var lastSignalled: Fix?
     private var lastKnown: LocationObject?
     private var pendingRequests: [PendingRequest] = []
+    private var authorisation = Authorisation(status: .notDetermined, approximate: false)
 
     /// A `RequestLocation` waiting for a fix.
     private struct PendingRequest {
@@ -78,6 +79,8 @@ final class ClientObject: ExportedObject {
         case "TimeThreshold": .uint32(thresholds.time)
         case "DesktopId": .string(desktopId ?? "")
         case "RequestedAccuracyLevel": .uint32(requestedLevel)
+        case "AuthorisationStatus": .string(authorisation.status.rawValue)
+        case "Approximate": .boolean(authorisation.approximate)
         case "Available": .boolean(available)
         case "LastLocation": .objectPath(lastKnownPath())
         case "HighAccuracy": .boolean(highAccuracy)
@@ -121,6 +124,7 @@ final class ClientObject: ExportedObject {
         switch method {
         case "Start": return try start(call)
         case "RequestLocation": return try requestLocation(call)
+        case "RequestAuthorisation": return try requestAuthorisation(call)
         default:
             stop()
             return .values([])
@@ -129,15 +133,79 @@ final class ClientObject: ExportedObject {
 
     // MARK: Start and Stop
 
-    /// Checks the caller's app against the configuration, answering as soon as the caller's user is known;
-    /// never waits for an agent.
+    /// Checks the caller's app against the configuration and polkit, answering as soon as they have; never waits
+    /// for an agent. A refusal is `AccessDenied`, as GeoClue's; polkit absent or silent denies with its reason.
     private func authorise(_ desktopId: String) async throws(DBusError) {
         let uid = try await service.uid(of: owner)
         guard service.client(id) === self else { throw .failed("the client was deleted") }
         if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
             service.logger.notice("'\(desktopId)' disallowed by configuration")
+            update(Authorisation(status: .restricted, approximate: false))
             throw .accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
         }
+        try await refreshAuthorisation(desktopId, uid: uid)
+        guard authorisation.status.isAuthorised else {
+            throw .accessDenied("'\(desktopId)' is not authorised for location (\(authorisation.status.rawValue))")
+        }
+    }
+
+    /// Recomputes `AuthorisationStatus`, telling the owner when it changed.
+    private func refreshAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+        let level = AccuracyLevel(clampingRequested: requestedLevel)
+        switch await service.authorisation(busName: owner, uid: uid, app: desktopId, level: level) {
+        case .success(let result): update(result)
+        case .failure(let failure): throw .accessDenied("cannot check authorisation: \(failure.message)")
+        }
+    }
+
+    private func update(_ value: Authorisation) {
+        guard value != authorisation else { return }
+        authorisation = value
+        emitChanged(
+            ["AuthorisationStatus": .string(value.status.rawValue), "Approximate": .boolean(value.approximate)],
+            interface: Whereabouts.clientInterface)
+    }
+
+    /// The level a client is served at: the requested level, no finer than city for an approximate grant.
+    private var grantedLevel: AccuracyLevel {
+        let requested = AccuracyLevel(clampingRequested: requestedLevel)
+        return authorisation.approximate ? min(requested, .city) : requested
+    }
+
+    /// `RequestAuthorisation(s grant, a{sv} options) → s status`: asks the user through polkit, with user
+    /// interaction allowed, for `when-in-use` or `always`; option `approximate` (b) asks for approximate location
+    /// only. The outcome is stored as the user's decision; an app that already has what it asks for, or that
+    /// policy restricts, is not asked.
+    private func requestAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard let grantName = call.arguments[0].string, let kind = GrantKind(rawValue: grantName) else {
+            throw .invalidArgs("grant must be \"when-in-use\" or \"always\"")
+        }
+        var approximate = false
+        for (key, value) in call.arguments[1].stringKeyedEntries ?? [:] {
+            guard key == "approximate", let flag = value.bool else {
+                throw .invalidArgs("unknown or mistyped option '\(key)'; known: approximate b")
+            }
+            approximate = flag
+        }
+        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        Task { @BusActor in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: owner)
+                try await refreshAuthorisation(desktopId, uid: uid)
+                let held = authorisation.status
+                let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
+                if !satisfied && held != .restricted {
+                    let result = await service.requestGrant(
+                        kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: grantedLevel)
+                    if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
+                    try await refreshAuthorisation(desktopId, uid: uid)
+                }
+                call.reply([.string(authorisation.status.rawValue)])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
     }
 
     /// `Start`: checks the app, then serves fixes at the requested level.
@@ -152,7 +220,7 @@ final class ClientObject: ExportedObject {
                 try await authorise(desktopId)
                 active = true
                 hasFixSinceStart = false
-                servedLevel = AccuracyLevel(clampingRequested: requestedLevel)
+                servedLevel = grantedLevel
                 emitChanged(["Active": .boolean(true)], interface: GeoClue.clientInterface)
                 call.reply()
                 armMonitoring()
@@ -194,11 +262,6 @@ final class ClientObject: ExportedObject {
                     "unknown or mistyped option '\(key)' (\(value.signature)); known: timeout u, maximum-age u, high-accuracy b")
             }
         }
-        if let maximumAge, let cached = service.lastFix,
-            service.clock.wallNow.since(cached.timestamp) <= maximumAge
-        {
-            return .values([.objectPath(answer(with: cached))])
-        }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
         Task { @BusActor in
             do throws(DBusError) {
@@ -208,8 +271,14 @@ final class ClientObject: ExportedObject {
                 call.fail(denied ? DBusError(name: Whereabouts.Error.permissionDenied, message: error.message) : error)
                 return
             }
+            if let maximumAge, let cached = service.lastFix,
+                service.clock.wallNow.since(cached.timestamp) <= maximumAge
+            {
+                call.reply([.objectPath(answer(with: cached))])
+                return
+            }
             let timer = EventLoop.main.schedule(after: timeout) { [weak self] in self?.requestTimedOut(call) }
-            if !active { servedLevel = AccuracyLevel(clampingRequested: requestedLevel) }
+            if !active { servedLevel = grantedLevel }
             let wasServing = isServing
             pendingRequests.append(PendingRequest(call: call, timer: timer))
             if !wasServing { service.clientActivityChanged(self) }
@@ -225,7 +294,7 @@ final class ClientObject: ExportedObject {
 
     /// Publishes `fix` as the answer to a request and returns its path.
     private func answer(with fix: Fix) -> ObjectPath {
-        let object = answers.add(coarsen(fix, to: AccuracyLevel(clampingRequested: requestedLevel)), owner: owner, in: service, under: path)
+        let object = answers.add(coarsen(fix, to: grantedLevel), owner: owner, in: service, under: path)
         return object.path
     }
 
@@ -280,7 +349,7 @@ final class ClientObject: ExportedObject {
     /// `…/LastLocation`; made when read, so clients that never ask cost nothing; `/` before any fix.
     private func lastKnownPath() -> ObjectPath {
         guard let fix = service.lastFix else { return .root }
-        let served = coarsen(fix, to: AccuracyLevel(clampingRequested: requestedLevel))
+        let served = coarsen(fix, to: grantedLevel)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
         let object = LocationObject(path: path.appending("LastLocation"), owner: owner, fix: served, stale: true)
         lastKnown = object

@@ -1,6 +1,7 @@
 import DBus
 import Loop
 import WhereaboutsCore
+import WhereaboutsStorage
 
 /// The GeoClue2-compatible service: the Manager, its clients and their Location objects on one connection.
 ///
@@ -19,6 +20,10 @@ public final class GeoClueService {
     let clock: any WhereaboutsCore.Clock
     let logger: any Logger
 
+    let authoriser: (any Authoriser)?
+    private let grantFile: GrantFile?
+    /// The users' stored decisions.
+    var grants = GrantStore()
     private var manager: ManagerObject?
     private var clients: [UInt32: ClientObject] = [:]
     private var clientsByOwner: [String: [UInt32]] = [:]
@@ -39,11 +44,29 @@ public final class GeoClueService {
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
-    public init(connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+    /// A service on `connection`; `authoriser` is polkit (nil: the configuration alone decides), `grantFile`
+    /// keeps the users' decisions.
+    public init(
+        connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
+        authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil
+    ) {
         self.connection = connection
         self.configuration = configuration
         self.clock = clock
         self.logger = logger
+        self.authoriser = authoriser
+        self.grantFile = grantFile
+        if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
+    }
+
+    /// Writes the stored decisions durably; a failure is logged and the decisions stay in memory.
+    func saveGrants() {
+        guard let grantFile else { return }
+        do {
+            try grantFile.save(grants)
+        } catch {
+            logger.error("grants: cannot save: \(error); the decision holds until the service stops")
+        }
     }
 
     /// Exports the Manager, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.

@@ -87,9 +87,14 @@ enum Whereabouts {
         clientInterface,
         methods: [
             MethodDescription(
-                "RequestLocation", inputs: [Argument("options", "a{sv}")], outputs: [Argument("location", "o")])
+                "RequestLocation", inputs: [Argument("options", "a{sv}")], outputs: [Argument("location", "o")]),
+            MethodDescription(
+                "RequestAuthorisation", inputs: [Argument("grant", "s"), Argument("options", "a{sv}")],
+                outputs: [Argument("status", "s")]),
         ],
         properties: [
+            PropertyDescription("AuthorisationStatus", "s", .read),
+            PropertyDescription("Approximate", "b", .read),
             PropertyDescription("Available", "b", .read),
             PropertyDescription("LastLocation", "o", .read),
             PropertyDescription("HighAccuracy", "b", .readwrite),

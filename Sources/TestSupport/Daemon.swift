@@ -13,8 +13,13 @@ public final class DaemonHarness: @unchecked Sendable {
     public private(set) var daemon: ChildProcess?
 
     /// Starts a bus; `config` is the daemon's configuration text (`@DIR@` is replaced by ``directory``).
-    /// Call ``startDaemon(arguments:)`` to start the daemon.
-    public init(config: String, files: [String: String] = [:]) throws {
+    /// Unless the text has an `[authorisation]` section, one is appended that keeps the grants in the harness
+    /// folder and asks polkit only when `polkit` is true. Call ``startDaemon(arguments:)`` to start the daemon.
+    public init(config: String, files: [String: String] = [:], polkit: Bool = false) throws {
+        var config = config
+        if !config.contains("[authorisation]") {
+            config += "\n\n[authorisation]\npolkit=\(polkit)\ngrants=@DIR@/grants\n"
+        }
         bus = try PrivateBus()
         directory = bus.directory
         for (name, text) in files {

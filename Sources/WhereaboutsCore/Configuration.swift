@@ -18,6 +18,8 @@ public struct Configuration: Sendable, Equatable {
     public var replay: ReplayConfig
     /// The gpsd client (`[gpsd]`).
     public var gpsd: GPSDConfig
+    /// How apps are authorised (`[authorisation]`).
+    public var authorisation = AuthorisationConfig()
     /// The NMEA source (`[network-nmea]`).
     public var networkNMEA: NMEASocketConfig
     /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,
@@ -192,5 +194,23 @@ public struct NMEASocketConfig: Sendable, Equatable {
     public init(enabled: Bool = false, socketPath: String? = nil) {
         self.enabled = enabled
         self.socketPath = socketPath
+    }
+}
+
+/// `[authorisation]`: how apps are authorised.
+public struct AuthorisationConfig: Sendable, Equatable {
+    /// The default grants file.
+    public static let defaultGrantsPath = "/var/lib/whereabouts/grants"
+
+    /// `polkit=` (default true): ask polkit. With `polkit=false` only the configuration decides, as GeoClue
+    /// without an agent would: apps it does not refuse are `authorisedAlways`. Meant for machines without polkit
+    /// and for the demo; a missing or failing polkit with `polkit=true` denies.
+    public var usesPolkit = true
+    /// `grants=`: where the users' decisions are kept.
+    public var grantsPath = AuthorisationConfig.defaultGrantsPath
+
+    public init(usesPolkit: Bool = true, grantsPath: String = AuthorisationConfig.defaultGrantsPath) {
+        self.usesPolkit = usesPolkit
+        self.grantsPath = grantsPath
     }
 }

@@ -19,6 +19,10 @@ extension Configuration {
         for group in keyFile.groups {
             let section = Section(keyFile: keyFile, group: group)
             switch group.name {
+            case "authorisation":
+                try section.checkKeys(["polkit", "grants"])
+                try section.load("polkit", into: &configuration.authorisation.usesPolkit, section.bool)
+                try section.load("grants", into: &configuration.authorisation.grantsPath, section.absolutePath)
             case "agent":
                 try section.checkKeys(["whitelist"])
                 try section.load("whitelist", into: &configuration.agentWhitelist, section.stringList)

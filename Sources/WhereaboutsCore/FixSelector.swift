@@ -5,7 +5,8 @@
 /// 1. A fix with a non-finite position or accuracy is dropped.
 /// 2. A fix older than the provider's own previous fix is dropped (reordering within one source). *(ours: GeoClue
 ///    compares across providers, so one provider's clock skew could starve another.)* A fix from another
-///    provider is dropped when it is more than ``crossProviderSkew`` older than the current one.
+///    provider is dropped when it is more than ``crossProviderSkew`` older than a current one that is not stale
+///    and whose provider is still running.
 /// 3. **Precise lock**: a fix better than ``lockAccuracy`` from a satellite provider (gpsd, NMEA, replay) locks
 ///    out every other kind of provider for ``lockDuration`` after that fix. *(ours: the lock ends at once when the
 ///    locking provider stops or is lost, so a coarse provider takes over without waiting 30 s.)*
@@ -42,7 +43,7 @@ public struct FixSelector: Sendable {
         if let previous = lastByProvider[fix.provider], fix.timestamp < previous { return false }
         lastByProvider[fix.provider] = fix.timestamp
         if let lock, lock.until > now, lock.provider != fix.provider { return false }
-        if let current, current.fix.provider != fix.provider,
+        if let current, current.fix.provider != fix.provider, now - current.received < FixSelector.staleAfter,
             fix.timestamp < current.fix.timestamp.advanced(by: .zero - FixSelector.crossProviderSkew)
         {
             return false
@@ -61,9 +62,10 @@ public struct FixSelector: Sendable {
         return true
     }
 
-    /// Ends the lock of a provider that stopped or was lost.
+    /// Ends the lock of a provider that stopped or was lost; its last fix no longer blocks others.
     public mutating func providerLost(_ kind: ProviderKind) {
         if lock?.provider == kind { lock = nil }
+        if current?.fix.provider == kind { current = nil }
         lastByProvider[kind] = nil
     }
 }

@@ -1,10 +1,12 @@
 import DBus
 import GPSD
 import GeoClueService
+import Polkit
 import Glibc
 import Loop
 import WhereaboutsCore
 import WhereaboutsProviders
+import WhereaboutsStorage
 
 /// The composition root: configuration, bus connection, service and providers, wired together.
 @BusActor
@@ -35,7 +37,14 @@ enum Daemon {
             logger.error("lost the connection to the bus; exiting")
             exit(1)
         }
-        let service = GeoClueService(connection: connection, configuration: configuration, clock: clock, logger: logger)
+        let authorisation = configuration.authorisation
+        if !authorisation.usesPolkit {
+            logger.notice("[authorisation] polkit=false: the configuration alone decides which apps get location")
+        }
+        let service = GeoClueService(
+            connection: connection, configuration: configuration, clock: clock, logger: logger,
+            authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
+            grantFile: GrantFile(path: authorisation.grantsPath))
         let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger), clock: clock)
         providers.onFix = { service.deliver($0) }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
@@ -109,6 +118,24 @@ enum Daemon {
         idleTimer = EventLoop.main.schedule(after: .seconds(Int(timeout))) {
             logger.notice("not used for \(timeout) seconds; exiting")
             exit(0)
+        }
+    }
+}
+
+/// polkit, through libpolkit-gobject-1, as the service's ``Authoriser``.
+@BusActor
+final class PolkitAuthoriser: Authoriser {
+    private let authority = PolkitAuthority()
+
+    func check(busName: String, action: String, details: [String: String], interactive: Bool, timeout: Duration)
+        async -> Result<PolkitAnswer, AuthorisationFailure>
+    {
+        await withCheckedContinuation { continuation in
+            authority.check(
+                busName: busName, action: action, details: details, interactive: interactive, timeout: timeout
+            ) { result in
+                continuation.resume(returning: result.mapError { AuthorisationFailure($0.message) })
+            }
         }
     }
 }

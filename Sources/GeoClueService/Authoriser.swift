@@ -1,0 +1,112 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// Asks the system's policy (polkit) whether a connection may do an action.
+///
+/// The daemon passes polkit; a service made without one lets the configuration alone decide.
+@BusActor
+public protocol Authoriser: AnyObject, Sendable {
+    /// polkit's answer for `action` about the connection `busName`, or a message saying why there is none.
+    func check(busName: String, action: String, details: [String: String], interactive: Bool, timeout: Duration)
+        async -> Result<PolkitAnswer, AuthorisationFailure>
+}
+
+/// No answer from the policy: it is absent, failed or too slow. The service then denies.
+public struct AuthorisationFailure: Error, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
+/// The polkit action ids (`polkit/io.github.whereabouts1.policy`).
+public enum PolkitAction {
+    public static let whenInUse = "io.github.whereabouts1.location-when-in-use"
+    public static let always = "io.github.whereabouts1.location-always"
+    public static let manage = "io.github.whereabouts1.manage"
+
+    /// The action that grants `kind`.
+    public static func action(for kind: GrantKind) -> String { kind == .always ? always : whenInUse }
+}
+
+/// A client's authorisation as last computed, with the precision the user granted.
+struct Authorisation: Equatable {
+    var status: AuthorisationStatus
+    /// True when the user granted approximate location only.
+    var approximate: Bool
+}
+
+extension GeoClueService {
+    /// How long a non-interactive polkit check may take.
+    static let checkTimeout: Duration = .seconds(10)
+    /// How long the user may take to answer a prompt.
+    static let promptTimeout: Duration = .seconds(300)
+
+    /// The authorisation of `app` for the user of `busName`, from polkit, the stored decisions and the
+    /// configuration (``AuthorisationRule``).
+    func authorisation(busName: String, uid: UInt32, app: String, level: AccuracyLevel) async
+        -> Result<Authorisation, AuthorisationFailure>
+    {
+        let permission = configuration.permission(for: app, uid: uid)
+        let stored = grants.decision(uid: uid, app: app)
+        var approximate = false
+        if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
+        guard let authoriser else {
+            return .success(Authorisation(status: permission == .disallowed ? .restricted : .authorisedAlways, approximate: approximate))
+        }
+        let details = ["app": app, "accuracy": String(level.rawValue)]
+        async let always = authoriser.check(
+            busName: busName, action: PolkitAction.always, details: details.merging(["grant": "always"]) { $1 },
+            interactive: false, timeout: Self.checkTimeout)
+        async let whenInUse = authoriser.check(
+            busName: busName, action: PolkitAction.whenInUse, details: details.merging(["grant": "when-in-use"]) { $1 },
+            interactive: false, timeout: Self.checkTimeout)
+        let answers = await (always, whenInUse)
+        switch answers {
+        case (.success(let always), .success(let whenInUse)):
+            let status = AuthorisationRule.status(
+                always: always, whenInUse: whenInUse, stored: stored, configuration: permission)
+            return .success(Authorisation(status: status, approximate: approximate))
+        case (.failure(let failure), _), (_, .failure(let failure)):
+            logger.warning("polkit: \(failure.message); denying location to '\(app)'")
+            return .failure(failure)
+        }
+    }
+
+    /// Asks the user, through polkit, to grant `kind` to `app`, and stores the outcome: a grant, or a refusal.
+    func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
+        async -> Result<Void, AuthorisationFailure>
+    {
+        guard let authoriser else { return .success(()) }
+        let details = [
+            "app": app, "accuracy": String(level.rawValue), "grant": kind.rawValue,
+            "approximate": approximate ? "true" : "false",
+        ]
+        let answer = await authoriser.check(
+            busName: busName, action: PolkitAction.action(for: kind), details: details, interactive: true,
+            timeout: Self.promptTimeout)
+        switch answer {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(.yes):
+            storeDecision(.granted(kind, approximate: approximate), uid: uid, app: app)
+        case .success(.challenge), .success(.no):
+            storeDecision(.denied, uid: uid, app: app)
+        }
+        return .success(())
+    }
+
+    private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String) {
+        grants.set(decision, uid: uid, app: app)
+        saveGrants()
+        logger.notice("grants: user \(uid) \(decision.logText) '\(app)'")
+    }
+}
+
+extension StoredDecision {
+    var logText: String {
+        switch self {
+        case .granted(let kind, let approximate): "granted \(kind.rawValue)\(approximate ? " (approximate)" : "") to"
+        case .denied: "refused"
+        }
+    }
+}
