@@ -125,6 +125,7 @@ final class ClientObject: ExportedObject {
         case "Start": return try start(call)
         case "RequestLocation": return try requestLocation(call)
         case "RequestAuthorisation": return try requestAuthorisation(call)
+        case "CheckAuthorisation": return try checkAuthorisation(call)
         default:
             stop()
             return .values([])
@@ -170,6 +171,25 @@ final class ClientObject: ExportedObject {
     private var grantedLevel: AccuracyLevel {
         let requested = AccuracyLevel(clampingRequested: requestedLevel)
         return authorisation.approximate ? min(requested, .city) : requested
+    }
+
+    /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
+    private func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        Task { @BusActor in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: owner)
+                if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
+                    update(Authorisation(status: .restricted, approximate: false))
+                } else {
+                    try await refreshAuthorisation(desktopId, uid: uid)
+                }
+                call.reply([.string(authorisation.status.rawValue)])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
     }
 
     /// `RequestAuthorisation(s grant, a{sv} options) → s status`: asks the user through polkit, with user

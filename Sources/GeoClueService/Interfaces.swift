@@ -91,6 +91,7 @@ enum Whereabouts {
             MethodDescription(
                 "RequestAuthorisation", inputs: [Argument("grant", "s"), Argument("options", "a{sv}")],
                 outputs: [Argument("status", "s")]),
+            MethodDescription("CheckAuthorisation", outputs: [Argument("status", "s")]),
         ],
         properties: [
             PropertyDescription("AuthorisationStatus", "s", .read),

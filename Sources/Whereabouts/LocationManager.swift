@@ -381,3 +381,40 @@ extension LocationManager {
         return status
     }
 }
+
+/// An app's authorisation, as `io.github.whereabouts1.Client.AuthorisationStatus` reports it.
+public enum AuthorisationStatus: String, Sendable, CaseIterable {
+    case notDetermined, restricted, denied, authorisedWhenInUse, authorisedAlways
+}
+
+/// The grant an app asks for.
+public enum AuthorisationRequest: String, Sendable {
+    case whenInUse = "when-in-use"
+    case always
+}
+
+extension LocationManager {
+    /// The app's authorisation for this user, checked now without asking anyone (Whereabouts only).
+    public func authorisationStatus() async throws(LocationError) -> AuthorisationStatus {
+        guard try await isWhereabouts() else { throw .unsupported("authorisation status") }
+        let client = try await makeClient(accuracy: .exact)
+        defer { deleteClient(client) }
+        let reply = try await call(client, Self.client, "CheckAuthorisation")
+        return AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined
+    }
+
+    /// Asks the user, through polkit, for `request`; returns the resulting status. An app that already has it,
+    /// or that policy restricts, is not asked (Whereabouts only).
+    public func requestAuthorisation(_ request: AuthorisationRequest, approximate: Bool = false)
+        async throws(LocationError) -> AuthorisationStatus
+    {
+        guard try await isWhereabouts() else { throw .unsupported("authorisation requests") }
+        let client = try await makeClient(accuracy: .exact)
+        defer { deleteClient(client) }
+        let options: [String: DBusValue] = approximate ? ["approximate": .boolean(true)] : [:]
+        let reply = try await call(
+            client, Self.client, "RequestAuthorisation", [.string(request.rawValue), .vardict(options)],
+            timeout: .seconds(310))
+        return AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined
+    }
+}

@@ -4,7 +4,7 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status }
+    enum Verb: Sendable { case locate, watch, last, status, authorise }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -15,17 +15,23 @@ struct Command: Sendable {
     var timeout = 5.0
     var maximumAge: Double?
     var json = false
+    var always = false
+    var approximate = false
+    var checkOnly = false
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
                whereabouts watch [--count N] [--distance METRES] [OPTIONS]
                whereabouts last [OPTIONS]
                whereabouts status
+               whereabouts authorise [--always] [--approximate] [--check] [OPTIONS]
 
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
         last     print the last known location, however old, without starting anything
         status   print whether location services are on, the providers, availability and the apps using location
+        authorise  ask the user (through polkit) to let the app (--desktop-id) have location when in use, or
+                 --always; --approximate asks for approximate location only; --check only prints the status
 
         OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
                  --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
@@ -36,7 +42,8 @@ struct Command: Sendable {
         The service is reached on the system bus, or on the bus DBUS_SYSTEM_BUS_ADDRESS names.
 
         Exit status: 0 success; 1 the service failed or is absent; 2 bad usage; 3 no fix in time;
-        4 permission denied; 5 location services disabled or no location available.
+        4 permission denied (for authorise: the app is not authorised); 5 location services disabled or no
+        location available.
 
         """
 
@@ -48,6 +55,7 @@ struct Command: Sendable {
         case "watch": command = Command(verb: .watch)
         case "last": command = Command(verb: .last)
         case "status": command = Command(verb: .status)
+        case "authorise", "authorize": command = Command(verb: .authorise)
         case "--help", "-h", "help":
             print(usage, terminator: "")
             exit(0)
@@ -61,6 +69,9 @@ struct Command: Sendable {
             }
             switch option {
             case "--json": command.json = true
+            case "--always": command.always = true
+            case "--approximate": command.approximate = true
+            case "--check": command.checkOnly = true
             case "--low-power": command.highAccuracy = false
             case "--desktop-id": command.desktopId = value()
             case "--accuracy": command.accuracy = level(value())
@@ -123,6 +134,13 @@ struct Command: Sendable {
                     show(position)
                 case .status:
                     print(Format.status(try await manager.status()), terminator: "")
+                case .authorise:
+                    let status =
+                        checkOnly
+                        ? try await manager.authorisationStatus()
+                        : try await manager.requestAuthorisation(always ? .always : .whenInUse, approximate: approximate)
+                    print(status.rawValue)
+                    exit(status == .authorisedAlways || status == .authorisedWhenInUse ? 0 : 4)
                 case .watch:
                     let configuration = MonitoringConfiguration(
                         accuracy: accuracy, highAccuracy: highAccuracy, minimumUpdateDistance: distance)
