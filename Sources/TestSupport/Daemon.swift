@@ -15,13 +15,13 @@ public final class DaemonHarness: @unchecked Sendable {
     /// Starts a bus; `config` is the daemon's configuration text (`@DIR@` is replaced by ``directory``).
     /// Unless the text has an `[authorisation]` section, one is appended that keeps the grants in the harness
     /// folder and asks polkit only when `polkit` is true. Call ``startDaemon(arguments:)`` to start the daemon.
-    public init(config: String, files: [String: String] = [:], polkit: Bool = false) throws {
+    public init(config: String, files: [String: String] = [:], polkit: Bool = false, bus: PrivateBus? = nil) throws {
         var config = config
         if !config.contains("[authorisation]") {
             config += "\n\n[authorisation]\npolkit=\(polkit)\ngrants=@DIR@/grants\n"
         }
-        bus = try PrivateBus()
-        directory = bus.directory
+        self.bus = try bus ?? PrivateBus()
+        directory = self.bus.directory
         for (name, text) in files {
             try text.replacingOccurrences(of: "@DIR@", with: directory.path)
                 .write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
