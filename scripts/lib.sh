@@ -32,5 +32,5 @@ write_bus_config() {
         scripts/system-bus.conf.in >"$1/bus.conf"
 }
 
-# The packages every build needs: the libdbus and libgps headers, and pkg-config to find them.
-BUILD_PACKAGES=(libdbus-1-dev libgps-dev pkg-config)
+# The packages every build needs: the libdbus, libgps and libpolkit headers, and pkg-config to find them.
+BUILD_PACKAGES=(libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config)
