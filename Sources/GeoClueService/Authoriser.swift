@@ -110,3 +110,62 @@ extension StoredDecision {
         }
     }
 }
+
+extension GeoClueService {
+    /// `io.github.whereabouts1.Manager.ListGrants(b all_users) → a(ussb)`: the stored decisions (user id, app,
+    /// "always", "when-in-use" or "denied", approximate) of the caller's user, or of every user with the
+    /// management action.
+    func listGrants(_ call: MethodCall, allUsers: Bool) {
+        Task { @BusActor in
+            do throws(DBusError) {
+                let uid = try await uid(of: call.sender)
+                if allUsers { try await requireManagement(call) }
+                let rows = grants.decisions.keys.sorted().filter { allUsers || $0.uid == uid }.map { key in
+                    let (decision, approximate): (String, Bool) =
+                        switch grants.decisions[key]! {
+                        case .granted(let kind, let approximate): (kind.rawValue, approximate)
+                        case .denied: ("denied", false)
+                        }
+                    return DBusValue.structure([.uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate)])
+                }
+                call.reply([.array(element: "(ussb)", rows)])
+            } catch {
+                call.fail(error)
+            }
+        }
+    }
+
+    /// `io.github.whereabouts1.Manager.RevokeGrant(u uid, s app)`: forgets a user's decision about an app. A user
+    /// may revoke their own; another user's needs the management action. Affected clients are re-checked at once
+    /// and stop receiving fixes if no longer authorised.
+    func revokeGrant(_ call: MethodCall, uid target: UInt32, app: String) {
+        Task { @BusActor in
+            do throws(DBusError) {
+                let uid = try await uid(of: call.sender)
+                if uid != target { try await requireManagement(call) }
+                if grants.decision(uid: target, app: app) != nil {
+                    grants.set(nil, uid: target, app: app)
+                    saveGrants()
+                    logger.notice("grants: the decision of user \(target) about '\(app)' was revoked")
+                }
+                call.reply()
+                await recheck(uid: target, app: app)
+            } catch {
+                call.fail(error)
+            }
+        }
+    }
+
+    /// Fails unless polkit grants the caller `io.github.whereabouts1.manage` (interactively when the caller allows).
+    private func requireManagement(_ call: MethodCall) async throws(DBusError) {
+        guard let authoriser else { return }
+        let answer = await authoriser.check(
+            busName: call.sender, action: PolkitAction.manage, details: [:],
+            interactive: call.message.allowsInteractiveAuthorization, timeout: Self.promptTimeout)
+        switch answer {
+        case .success(.yes): return
+        case .success: throw .accessDenied("managing location needs the io.github.whereabouts1.manage authorisation")
+        case .failure(let failure): throw .accessDenied("cannot check authorisation: \(failure.message)")
+        }
+    }
+}

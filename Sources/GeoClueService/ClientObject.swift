@@ -252,6 +252,29 @@ final class ClientObject: ExportedObject {
         return .later
     }
 
+    /// Recomputes the authorisation after it changed elsewhere; a client no longer authorised stops at once,
+    /// fails its waiting requests and hears `AvailabilityChanged(false, "authorisation-changed")`.
+    func recheckAuthorisation(uid: UInt32) async {
+        guard let desktopId else { return }
+        do {
+            try await refreshAuthorisation(desktopId, uid: uid)
+        } catch {
+            update(Authorisation(status: .notDetermined, approximate: false))
+        }
+        guard !authorisation.status.isAuthorised else { return }
+        for request in pendingRequests {
+            EventLoop.main.cancel(request.timer)
+            request.call.fail(DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked"))
+        }
+        let wasServing = isServing
+        pendingRequests.removeAll()
+        stop()
+        if wasServing && !active { service.clientActivityChanged(self) }
+        service.connection.emitSignal(
+            path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
+            arguments: [.boolean(false), .string("authorisation-changed")], destination: owner)
+    }
+
     /// `Stop`: no more fixes; the `Location` property keeps its last value.
     func stop() {
         guard active else { return }

@@ -167,6 +167,13 @@ public final class GeoClueService {
         if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
     }
 
+    /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
+    func recheck(uid: UInt32, app: String) async {
+        for client in clients.values where client.desktopId == app && uids[client.owner] == uid {
+            await client.recheckAuthorisation(uid: uid)
+        }
+    }
+
     /// Releases a client's Location objects whose grace period ended.
     func expireObjects(of client: ObjectPath, kind: String) {
         guard let id = UInt32(client.lastElement) else { return }

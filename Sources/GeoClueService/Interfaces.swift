@@ -76,6 +76,10 @@ enum Whereabouts {
     /// `io.github.whereabouts1.Manager`.
     static let manager = InterfaceDescription(
         managerInterface,
+        methods: [
+            MethodDescription("ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussb)")]),
+            MethodDescription("RevokeGrant", inputs: [Argument("uid", "u"), Argument("app", "s")]),
+        ],
         properties: [
             PropertyDescription("LocationServicesEnabled", "b", .read),
             PropertyDescription("Providers", "a(subb)", .read),

@@ -18,6 +18,14 @@ final class ManagerObject: ExportedObject {
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
         switch method {
+        case "ListGrants":
+            service.listGrants(call, allUsers: call.arguments[0].bool!)
+            return .later
+        case "RevokeGrant":
+            let app = call.arguments[1].string!
+            guard !app.isEmpty else { throw .invalidArgs("app must not be empty") }
+            service.revokeGrant(call, uid: call.arguments[0].uint32!, app: app)
+            return .later
         case "GetClient":
             return .values([.objectPath(try service.client(for: call.sender, reuse: true).path)])
         case "CreateClient":

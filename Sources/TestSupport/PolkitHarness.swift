@@ -111,8 +111,18 @@ public final class PolkitHarness: @unchecked Sendable {
         try start()
     }
 
-    /// Starts polkitd if it is not running; returns once it owns its name.
+    /// Starts polkitd if it is not running; returns once it owns its name. A start that fails on a loaded machine
+    /// is tried once more; a second failure throws with polkitd's log.
     public func start() throws {
+        do {
+            try startOnce()
+        } catch {
+            appendToLog("--- the first start failed: \(error)\n")
+            try startOnce()
+        }
+    }
+
+    private func startOnce() throws {
         if isRunning { return }
         let unshare = try Executables.find("unshare")
         let mount = try Executables.find("mount")

@@ -144,6 +144,16 @@ public final class LocationManager {
                             if let position = try? await self.read(path) { continuation.yield(position) }
                         }
                     }
+                    if extended {
+                        _ = try await mapError { () async throws(DBusError) in
+                            try await connection.subscribe(
+                                SignalMatch(path: client, interface: Self.client, member: "AvailabilityChanged")
+                            ) { message in
+                                guard message.arguments().last?.string == "authorisation-changed" else { return }
+                                continuation.finish(throwing: LocationError.permissionDenied("the authorisation was revoked"))
+                            }
+                        }
+                    }
                     connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
                     _ = try await call(client, Self.geoClueClient, "Start")
                     continuation.onTermination = { _ in Task { @BusActor in self.deleteClient(client) } }
@@ -258,6 +268,10 @@ public final class LocationManager {
                 destination: Self.service, path: path, interface: interface, member: member, arguments: arguments,
                 timeout: timeout)
         }
+    }
+
+    func callManager(_ member: String, _ arguments: [DBusValue]) async throws(LocationError) -> [DBusValue] {
+        try await call(Self.managerPath, Self.manager, member, arguments, timeout: .seconds(310))
     }
 
     private func get(_ path: ObjectPath, _ interface: String, _ name: String) async throws(LocationError) -> DBusValue {
@@ -416,5 +430,34 @@ extension LocationManager {
             client, Self.client, "RequestAuthorisation", [.string(request.rawValue), .vardict(options)],
             timeout: .seconds(310))
         return AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined
+    }
+}
+
+/// One stored decision, as `ListGrants` reports it.
+public struct Grant: Sendable, Equatable {
+    public var uid: UInt32
+    public var app: String
+    /// "always", "when-in-use" or "denied".
+    public var decision: String
+    public var approximate: Bool
+}
+
+extension LocationManager {
+    /// The stored decisions of this user, or of every user (which needs the management authorisation).
+    public func grants(allUsers: Bool = false) async throws(LocationError) -> [Grant] {
+        guard try await isWhereabouts() else { throw .unsupported("grants") }
+        let reply = try await callManager("ListGrants", [.boolean(allUsers)])
+        return (reply.first?.elements ?? []).compactMap { row in
+            guard let fields = row.fields, fields.count == 4, let uid = fields[0].uint32, let app = fields[1].string,
+                let decision = fields[2].string, let approximate = fields[3].bool
+            else { return nil }
+            return Grant(uid: uid, app: app, decision: decision, approximate: approximate)
+        }
+    }
+
+    /// Forgets the decision of user `uid` about `app`; another user's needs the management authorisation.
+    public func revokeGrant(app: String, uid: UInt32) async throws(LocationError) {
+        guard try await isWhereabouts() else { throw .unsupported("grants") }
+        _ = try await callManager("RevokeGrant", [.uint32(uid), .string(app)])
     }
 }

@@ -4,7 +4,7 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status, authorise }
+    enum Verb: Sendable { case locate, watch, last, status, authorise, grants, revoke }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -18,6 +18,9 @@ struct Command: Sendable {
     var always = false
     var approximate = false
     var checkOnly = false
+    var allUsers = false
+    var uid: UInt32?
+    var app: String?
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
@@ -25,6 +28,8 @@ struct Command: Sendable {
                whereabouts last [OPTIONS]
                whereabouts status
                whereabouts authorise [--always] [--approximate] [--check] [OPTIONS]
+               whereabouts grants [--all]
+               whereabouts revoke APP [--uid UID]
 
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
@@ -32,6 +37,8 @@ struct Command: Sendable {
         status   print whether location services are on, the providers, availability and the apps using location
         authorise  ask the user (through polkit) to let the app (--desktop-id) have location when in use, or
                  --always; --approximate asks for approximate location only; --check only prints the status
+        grants   list your stored decisions (--all: everyone's; needs the management authorisation)
+        revoke   forget your decision about APP (--uid: another user's; needs the management authorisation)
 
         OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
                  --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
@@ -56,12 +63,17 @@ struct Command: Sendable {
         case "last": command = Command(verb: .last)
         case "status": command = Command(verb: .status)
         case "authorise", "authorize": command = Command(verb: .authorise)
+        case "grants": command = Command(verb: .grants)
+        case "revoke":
+            command = Command(verb: .revoke)
+            guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("revoke needs an app id") }
+            command.app = arguments[1]
         case "--help", "-h", "help":
             print(usage, terminator: "")
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        var remaining = arguments.dropFirst()
+        var remaining = arguments.dropFirst(command.verb == .revoke ? 2 : 1)
         while let option = remaining.popFirst() {
             func value() -> String {
                 guard let next = remaining.popFirst() else { fail("\(option) needs a value") }
@@ -72,6 +84,8 @@ struct Command: Sendable {
             case "--always": command.always = true
             case "--approximate": command.approximate = true
             case "--check": command.checkOnly = true
+            case "--all": command.allUsers = true
+            case "--uid": command.uid = UInt32(seconds(option, value(), allowZero: true))
             case "--low-power": command.highAccuracy = false
             case "--desktop-id": command.desktopId = value()
             case "--accuracy": command.accuracy = level(value())
@@ -134,6 +148,12 @@ struct Command: Sendable {
                     show(position)
                 case .status:
                     print(Format.status(try await manager.status()), terminator: "")
+                case .grants:
+                    for grant in try await manager.grants(allUsers: allUsers) {
+                        print("\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")
+                    }
+                case .revoke:
+                    try await manager.revokeGrant(app: app!, uid: uid ?? getuid())
                 case .authorise:
                     let status =
                         checkOnly

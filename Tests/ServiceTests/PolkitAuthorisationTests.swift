@@ -144,4 +144,27 @@ struct PolkitAuthorisationTests {
         let again = try setup.cli(["locate"])
         #expect(again.status == 0, "\(again.output)\n\(setup.harness.daemonLog)")
     }
+
+    @Test func revokingAGrantStopsAWatchingClientWithinASecond() async throws {
+        let uid = try #require(getpwnam("nobody")?.pointee.pw_uid)
+        let setup = try Setup(
+            rules: Self.rule("AUTH_SELF"), grants: "# whereabouts grants 1\n\(uid)\t\(Self.app)\talways\tprecise\n")
+        defer { setup.stop() }
+        let watch = try setup.polkit.spawn([try ProjectPaths.product("whereabouts").path, "watch", "--desktop-id", Self.app])
+        try Wait.until("the first fix", timeout: 15) { watch.log.contains("48.858400") }
+        let listed = try setup.cli(["grants"])
+        #expect(listed.output.contains("\(uid)\t\(Self.app)\talways"), "\(listed.output)")
+        let others = try setup.cli(["grants", "--all"])
+        #expect(others.status == 4, "listing everyone's grants needs the management action: \(others.output)")
+        let began = Date()
+        let revoked = try setup.cli(["revoke", Self.app])
+        #expect(revoked.status == 0, "\(revoked.output)")
+        try Wait.until("the watching client to stop", timeout: 5) { !watch.isRunning }
+        let elapsed = Date().timeIntervalSince(began)
+        #expect(elapsed < 1.5, "stopped \(elapsed) s after the revocation")
+        #expect(watch.exitCode == 4, "\(watch.log)")
+        let grants = try String(contentsOf: setup.harness.file("grants"), encoding: .utf8)
+        #expect(!grants.contains(Self.app))
+        #expect(try setup.cli(["authorise", "--check"]).output.contains("notDetermined"))
+    }
 }
