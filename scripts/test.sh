@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Every test: installs what the tests need (as root, on Debian 12), builds, and runs the whole suite.
-# The suite starts its own private dbus-daemon instances and the real whereaboutsd; it never touches the
-# machine's system bus. A skipped test fails the run.
+# Every test: installs what the tests need (as root, on Debian 12), builds, runs the whole suite, then the
+# Debian package's checks (make deb-check). The suite starts its own private dbus-daemon, polkitd and gpsd
+# instances and the real whereaboutsd; it never touches the machine's system bus. A skipped test fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_swift
-ensure_packages dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec "${BUILD_PACKAGES[@]}"
+ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec "${BUILD_PACKAGES[@]}"
 swift build --build-tests
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -17,4 +17,5 @@ if grep -qE '^(➜|↪|◇|✔|✘).* skipped' "$log"; then
     echo "A test was skipped; skipped tests fail the run." >&2
     exit 1
 fi
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+make deb-check
