@@ -6,7 +6,6 @@ import TestSupport
 
 /// The daemon asking a real polkitd, with the project's policy and test rules, about apps run as `nobody`.
 @Suite("Authorisation through a real polkitd, end to end")
-@BusActor
 struct PolkitAuthorisationTests {
     nonisolated static let app = "org.example.Navigator"
 
