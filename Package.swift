@@ -51,6 +51,8 @@ let package = Package(
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
+        // Figures for the gpsd path (not a test, not a product): .build/release/wbbench.
+        .executableTarget(name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore"], swiftSettings: strict),

@@ -44,6 +44,7 @@ int wb_gps_wait(wb_gps *gps, int timeout_us) {
 }
 
 int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
+    gps->data.set = 0; /* libgps leaves the previous TPV's flags set across GST, SKY, ... reports */
     if (gps_read(&gps->data, NULL, 0) < 0) return -1;
     const struct gps_data_t *d = &gps->data;
     if ((d->set & MODE_SET) == 0 || (d->set & LATLON_SET) == 0) return 0;
@@ -65,13 +66,11 @@ int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
     fix->epc = d->fix.epc;
     fix->hdop = d->dop.hdop;
     fix->vdop = d->dop.vdop;
-    if ((d->set & TIME_SET) != 0) {
-        fix->time_seconds = (int64_t)d->fix.time.tv_sec;
-        fix->time_nanoseconds = (int64_t)d->fix.time.tv_nsec;
-    } else {
-        fix->time_seconds = 0;
-        fix->time_nanoseconds = 0;
-    }
+    /* A report without the fix's own time cannot be ordered against the others; gpsd sends one only while
+     * it is still assembling its first fix. */
+    if ((d->set & TIME_SET) == 0) return 0;
+    fix->time_seconds = (int64_t)d->fix.time.tv_sec;
+    fix->time_nanoseconds = (int64_t)d->fix.time.tv_nsec;
     return 1;
 }
 

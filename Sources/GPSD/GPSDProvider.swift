@@ -127,34 +127,47 @@ final class GPSDSession: @unchecked Sendable {
                 backoff = min(backoff * 2, 8)
                 continue
             }
-            backoff = 0.25
-            post(.connected)
-            let reason = watch(gps)
+            let (reason, sawFix) = watch(gps)
             wb_gps_close(gps)
-            if let reason { post(.disconnected(reason)) }
+            guard let reason else { return }
+            post(.disconnected(reason))
+            // A gpsd that hangs up before giving a fix is retried with growing pauses, like a refused one.
+            if sawFix { backoff = 0.25 }
+            sleep(seconds: backoff)
+            backoff = min(backoff * 2, 8)
         }
     }
 
-    /// Streams reports until cancelled (nil) or the connection fails (the reason).
-    private func watch(_ gps: OpaquePointer) -> String? {
-        guard wb_gps_watch(gps, 1) == 0, wb_gps_poll(gps) == 0 else { return "cannot start watching" }
+    /// Streams reports until cancelled (nil reason) or the connection fails (the reason); says whether any fix
+    /// came.
+    private func watch(_ gps: OpaquePointer) -> (reason: String?, sawFix: Bool) {
+        guard wb_gps_watch(gps, 1) == 0, wb_gps_poll(gps) == 0 else { return ("cannot start watching", false) }
         var raw = wb_gps_fix()
+        var sawFix = false
+        var heard = false
         while !isCancelled {
             switch wb_gps_wait(gps, 200_000) {
             case 0: continue
             case 1: break
-            default: return "connection failed"
+            default: return ("connection failed", sawFix)
             }
-            switch wb_gps_read(gps, &raw) {
-            case -1: return "connection closed"
+            let result = wb_gps_read(gps, &raw)
+            if result >= 0 && !heard {
+                // Up only once gpsd has spoken: a gpsd going down accepts and closes connections for a moment.
+                heard = true
+                post(.connected)
+            }
+            switch result {
+            case -1: return ("connection closed", sawFix)
             case 1:
                 if let fix = GPSDFix.fix(from: raw, receivedAt: WallTime(microseconds: wallMicroseconds())) {
+                    sawFix = true
                     post(.fix(fix))
                 }
             default: continue
             }
         }
-        return nil
+        return (nil, sawFix)
     }
 
     private func sleep(seconds: Double) {

@@ -1,0 +1,304 @@
+import DBus
+import Foundation
+import Glibc
+import Loop
+import Testing
+import TestSupport
+
+/// A configuration with only the gpsd source, at 127.0.0.1:`port`.
+func gpsdConfig(port: UInt16, extra: String = "") -> String {
+    """
+    [gpsd]
+    enable=true
+    host=127.0.0.1
+    port=\(port)
+
+    """ + extra
+}
+
+/// A folder for gpsd's and gpsfake's logs and tracks.
+@concurrent
+func gpsdScratchDirectory() async throws -> URL { try TemporaryDirectory.make(prefix: "whereabouts-gpsd") }
+
+@Suite("gpsd provider, end to end (real gpsd)", .serialized)
+@BusActor
+struct GPSDEndToEndTests {
+    let client = GeoClueTestClient.clientInterface
+    let location = GeoClueTestClient.locationInterface
+
+    /// A client set up at exact accuracy but not started.
+    func exactClient(_ app: GeoClueTestClient) async throws -> ObjectPath {
+        let path = try await app.getClient()
+        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
+        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
+        return path
+    }
+
+    @Test func gpsfakeFixesReachClientsWithGPSDsFiguresOneUpdatePerEpoch() async throws {
+        let directory = try await gpsdScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // 150 epochs of GGA, GSA, RMC and GST at 0.1 s per sentence: one epoch every 0.4 s for a minute, more
+        // than the test needs, so the log never loops (a loop would go back in time). Every field changes from
+        // epoch to epoch, so a value can only match the fix it came with.
+        let step = 0.4
+        let first = NMEA.wallNow().rounded(.down) + 2
+        var epochs: [NMEAEpoch] = []
+        for index in 0..<150 {
+            let n = Double(index)
+            let time: Double = first + n * step
+            let course: Double = Double(index * 7 % 360) + 0.5
+            let hdop: Double = [0.9, 1.3, 1.7][index % 3]
+            epochs.append(
+                NMEAEpoch(
+                    time: time, latitude: 48.1173 + n * 0.00002, longitude: 11.5166 + n * 0.00003,
+                    altitude: 545.4 + Double(index % 9), speedKnots: 22.4 + Double(index % 5), course: course,
+                    hdop: hdop, includesGST: true))
+        }
+        let log = directory.appendingPathComponent("track.nmea")
+        try write(epochs.map { $0.text }.joined(), to: log)
+        let port = try LoopbackTCP.freePort()
+        let fake = try await GPSFake.start(
+            log: log, port: port, cycle: 0.1, logFile: directory.appendingPathComponent("gpsfake.log"))
+        defer { fake.stop() }
+        let watcher = try GPSDWatcher(port: port)
+        defer { watcher.close() }
+        // gpsd reports partial fixes, sentence by sentence and without a time, until it has seen a whole epoch;
+        // from then on it reports once per epoch. The daemon's client starts after that.
+        let synced = try await watcher.timedFix(timeout: .seconds(20))
+        _ = try await watcher.timedFix(after: synced.receivedAt)
+
+        let harness = try await startedHarness(config: gpsdConfig(port: port))
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let path = try await exactClient(app)
+        _ = try await app.call(path, client, "Start")
+
+        let read = try await app.readLocations(count: 6)
+        let fixes = read.compactMap { $0 }
+        #expect(fixes.count >= 4, "the test fell too far behind to check the fixes")
+        for fix in fixes {
+            let time = try #require(locationTimestamp(fix["Timestamp"]), "\(fix)")
+            let epoch = try #require(epochs.first { abs($0.time - time) < 0.0005 }, "no epoch at \(time)")
+            let reports = try await watcherReports(watcher, at: time)
+            let tpv = try #require(reports.first, "gpsd sent no TPV for \(time)")
+            #expect(reports.count == 1, "gpsd sent \(reports.count) TPVs for one epoch")
+            let latitude = fix["Latitude"]?.double ?? .nan
+            let longitude = fix["Longitude"]?.double ?? .nan
+            #expect(abs(latitude - (tpv.numbers["lat"] ?? .nan)) < 1e-9 && abs(latitude - epoch.latitude) < 1e-7)
+            #expect(abs(longitude - (tpv.numbers["lon"] ?? .nan)) < 1e-9 && abs(longitude - epoch.longitude) < 1e-7)
+            // Altitude above mean sea level, as GGA gives it and gpsd passes it on (not the ellipsoidal one).
+            let altitude = fix["Altitude"]?.double ?? .nan
+            #expect(altitude == tpv.numbers["altMSL"] && abs(altitude - epoch.altitude) < 0.001, "Altitude \(altitude)")
+            // Speed in metres per second, heading in degrees.
+            let speed = fix["Speed"]?.double ?? .nan
+            #expect(abs(speed - (tpv.numbers["speed"] ?? .nan)) < 1e-9 && abs(speed - epoch.speed) < 0.001, "Speed \(speed)")
+            let heading = fix["Heading"]?.double ?? .nan
+            #expect(abs(heading - (tpv.numbers["track"] ?? .nan)) < 1e-9 && abs(heading - epoch.course) < 1e-6, "Heading \(heading)")
+            // Accuracy is gpsd's own 95% figure, eph, not 0 and not a figure of ours derived from HDOP.
+            let accuracy = fix["Accuracy"]?.double ?? .nan
+            let eph = try #require(tpv.numbers["eph"], "gpsd gave no eph: \(tpv.line)")
+            #expect(accuracy == eph && accuracy > 0, "Accuracy \(accuracy), gpsd's eph \(eph)")
+            #expect(fix["Description"] == .string("gpsd 3D fix"))
+        }
+        // Several HDOPs went by, so several accuracies: the figure is per fix.
+        #expect(Set(fixes.compactMap { $0["Accuracy"]?.double }).count >= 2)
+
+        // One LocationUpdated per epoch: consecutive objects, each announcing the next, hold consecutive epochs.
+        let updates = Array(app.locationUpdates.prefix(read.count))
+        for (index, update) in updates.enumerated() {
+            #expect(update.new == path.appending("Location").appending(String(index)))
+            #expect(update.old == (index == 0 ? .root : updates[index - 1].new))
+        }
+        for (earlier, later) in zip(read, read.dropFirst()) {
+            guard let a = locationTimestamp(earlier?["Timestamp"]), let b = locationTimestamp(later?["Timestamp"]) else { continue }
+            #expect(abs(b - a - step) < 0.001, "consecutive updates \(b - a) s of fix time apart")
+        }
+    }
+
+    /// The TPVs the plain watcher got for the epoch at `time` (waiting briefly: it may lag the daemon).
+    func watcherReports(_ watcher: GPSDWatcher, at time: Double) async throws -> [GPSDReport] {
+        let matching: @Sendable () -> [GPSDReport] = { watcher.fixes.filter { abs(($0.time ?? 0) - time) < 0.0005 } }
+        try? await eventually("the watcher to see the TPV at \(time)", timeout: .seconds(5)) { !matching().isEmpty }
+        return matching()
+    }
+
+    @Test func gpsdKilledAndRestartedDropsAvailabilityThenFixesResume() async throws {
+        let directory = try await gpsdScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try ReceiverTerminal()
+        defer { terminal.close() }
+        let port = try LoopbackTCP.freePort()
+        let gpsd = GPSDProcess(device: terminal.path, port: port, logFile: directory.appendingPathComponent("gpsd.log"))
+        try await gpsd.start()
+        defer { gpsd.stop() }
+        // A receiver at 5 Hz, at 48.1° N before the restart and 52.5° N after it.
+        let restarted = Shared(false)
+        let feeder = NMEAFeeder(terminal: terminal, interval: .milliseconds(200)) { index, now in
+            NMEAEpoch(time: now, latitude: restarted.value ? 52.5 : 48.1, longitude: 11.5 + Double(index) * 0.00001)
+        }
+        feeder.start()
+        defer { feeder.stop() }
+        let watcher = try GPSDWatcher(port: port)
+        _ = try await watcher.timedFix()
+        watcher.close()
+
+        let harness = try await startedHarness(config: gpsdConfig(port: port))
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let path = try await app.startedClient(level: 8)
+        _ = try await app.waitForUpdates(2)
+        #expect(try await app.availableLevel() == 8)
+        #expect(app.announcedAvailableLevels.isEmpty)
+
+        // gpsd dies without a goodbye: availability drops at once, with PropertiesChanged.
+        let killed = ContinuousClock.now
+        try await gpsd.kill()
+        try await app.waitFor("AvailableAccuracyLevel 0 announced") { app.announcedAvailableLevels.last == 0 }
+        print("gpsd killed: AvailableAccuracyLevel 0 announced after \((ContinuousClock.now - killed).seconds) s")
+        #expect(ContinuousClock.now - killed < .seconds(5))
+        #expect(try await app.availableLevel() == 0)
+
+        // The daemon keeps serving: the client is still active, and a new connection gets a client.
+        #expect(harness.daemon?.isRunning == true, "\(harness.daemonLog)")
+        #expect(try await app.get(path, client, "Active") == .boolean(true))
+        let other = try await GeoClueTestClient(bus: harness.bus)
+        defer { other.close() }
+        let otherPath = try await other.getClient()
+        #expect(try await other.get(otherPath, client, "Active") == .boolean(false))
+        // Let the provider retry (and back off) a few times before gpsd returns.
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(try await app.availableLevel() == 0)
+        let whileAway = app.announcedAvailableLevels
+        #expect(whileAway == [0], "no flapping while gpsd is away")
+
+        restarted.value = true
+        let restarting = ContinuousClock.now
+        try await gpsd.start()
+        try await app.waitFor("AvailableAccuracyLevel 8 announced again", timeout: .seconds(15)) {
+            app.announcedAvailableLevels.last == 8
+        }
+        print("gpsd restarted: AvailableAccuracyLevel 8 announced after \((ContinuousClock.now - restarting).seconds) s")
+        #expect(app.announcedAvailableLevels == whileAway + [8])
+        #expect(try await app.availableLevel() == 8)
+        // Fixes resume, from the new position.
+        let deadline = ContinuousClock.now + .seconds(15)
+        var latitude: Double?
+        while ContinuousClock.now < deadline {
+            latitude = try? await app.latestLocation()?["Latitude"]?.double
+            if let latitude, abs(latitude - 52.5) < 1e-6 { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        print("gpsd restarted: fixes resumed after \((ContinuousClock.now - restarting).seconds) s")
+        #expect(latitude.map { abs($0 - 52.5) < 1e-6 } == true, "latest latitude \(String(describing: latitude))")
+        #expect(harness.daemon?.isRunning == true)
+        let log = harness.daemonLog
+        let connections = log.components(separatedBy: "gpsd: connected to 127.0.0.1:\(port)").count - 1
+        #expect(connections == 2 + whileAway.count / 2, "\(log)")
+    }
+
+    @Test func aClientStartedWhileGPSDHasAFixGetsItAtOnce() async throws {
+        let directory = try await gpsdScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try ReceiverTerminal()
+        defer { terminal.close() }
+        let port = try LoopbackTCP.freePort()
+        let gpsd = GPSDProcess(device: terminal.path, port: port, logFile: directory.appendingPathComponent("gpsd.log"))
+        try await gpsd.start()
+        defer { gpsd.stop() }
+        let watcher = try GPSDWatcher(port: port)
+        defer { watcher.close() }
+        // gpsd gets a fix, then the receiver falls silent: only gpsd's memory of that fix (?POLL) can serve a
+        // client now. (A 1 Hz receiver would be the same for up to a second; silence makes the check exact.)
+        let feeder = NMEAFeeder(terminal: terminal, interval: .milliseconds(150)) { _, now in
+            NMEAEpoch(time: now, latitude: 47.3769, longitude: 8.5417)
+        }
+        feeder.start()
+        let synced = try await watcher.timedFix()
+        _ = try await watcher.timedFix(after: synced.receivedAt)
+        feeder.stop()
+        await feeder.stopped()
+
+        let harness = try await startedHarness(config: gpsdConfig(port: port))
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let path = try await exactClient(app)
+        let started = ContinuousClock.now
+        _ = try await app.call(path, client, "Start")
+        let first = try? await app.waitForUpdates(1, timeout: .seconds(2))
+        let elapsed = ContinuousClock.now - started
+        print("first client while gpsd has a fix: Start → LocationUpdated \(first == nil ? "none within 2 s" : "\(elapsed.seconds) s")")
+        withKnownIssue(
+            """
+            The answer to ?POLL never becomes a fix: libgps 3.22 does not unpack POLL reports (gps_read leaves the \
+            fix untouched), so a first client waits for gpsd's next report
+            """
+        ) {
+            #expect(first != nil, "no LocationUpdated within 2 s while gpsd had a fix")
+        }
+
+        // The pipeline works otherwise: the receiver's next epoch reaches the client.
+        if first == nil {
+            terminal.write(NMEAEpoch(time: NMEA.wallNow(), latitude: 47.3769, longitude: 8.5417).text)
+            _ = try await app.waitForUpdates(1, timeout: .seconds(10))
+        }
+        let fix = try #require(try await app.latestLocation())
+        #expect(abs((fix["Latitude"]?.double ?? 0) - 47.3769) < 1e-7)
+
+        // A second client, while the provider runs, gets the latest fix from the service at once.
+        let second = try await GeoClueTestClient(bus: harness.bus)
+        defer { second.close() }
+        let secondPath = try await exactClient(second)
+        let secondStarted = ContinuousClock.now
+        _ = try await second.call(secondPath, client, "Start")
+        _ = try await second.waitForUpdates(1, timeout: .seconds(10))
+        let secondElapsed = ContinuousClock.now - secondStarted
+        print("second client while gpsd has a fix: Start → LocationUpdated \(secondElapsed.seconds) s")
+        #expect(secondElapsed < .seconds(2))
+        #expect(abs((try await second.latestLocation()?["Latitude"]?.double ?? 0) - 47.3769) < 1e-7)
+    }
+
+    @Test func aReceiverWhoseDatesLieInThePastKeepsDeliveringAfterGPSDsFirstPartialReports() async throws {
+        // gpsfake replaying a recorded log, or a receiver hit by the GPS week-number rollover: fix times far
+        // behind the system clock. gpsd's first reports of a session carry no time (it has no date before the
+        // first RMC); the provider stamps those with the system time, and the fusion rule then drops every later
+        // fix of that provider as older.
+        let directory = try await gpsdScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let terminal = try ReceiverTerminal()
+        defer { terminal.close() }
+        let port = try LoopbackTCP.freePort()
+        let gpsd = GPSDProcess(device: terminal.path, port: port, logFile: directory.appendingPathComponent("gpsd.log"))
+        try await gpsd.start()
+        defer { gpsd.stop() }
+        let watcher = try GPSDWatcher(port: port)
+        defer { watcher.close() }
+
+        let harness = try await startedHarness(config: gpsdConfig(port: port))
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 8)
+        try await app.waitFor("the provider to connect to gpsd") {
+            harness.daemonLog.contains("gpsd: connected to 127.0.0.1:\(port)")
+        }
+
+        let yearsAgo = 2.0 * 365 * 86_400
+        let feeder = NMEAFeeder(terminal: terminal, interval: .milliseconds(100)) { index, now in
+            NMEAEpoch(time: now - yearsAgo, latitude: 45.0 + Double(index) * 0.0001, longitude: 7.0)
+        }
+        feeder.start()
+        defer { feeder.stop() }
+        try await eventually("gpsd to report 8 fixes with a time") { watcher.fixes.filter { $0.time != nil }.count >= 8 }
+        let latest = try #require(watcher.fixes.last { $0.time != nil })
+        // The daemon has had time to pass on what gpsd sent before that fix.
+        try await Task.sleep(for: .milliseconds(300))
+        let served = try await app.latestLocation()
+        let servedTime = locationTimestamp(served?["Timestamp"])
+        #expect(served != nil, "no fix at all reached the client")
+        print("receiver dated in the past: \(app.locationUpdates.count) updates; latest served fix time \(servedTime ?? 0), gpsd's \(latest.time ?? 0)")
+        #expect(servedTime.map { $0 < NMEA.wallNow() - yearsAgo + 60 } == true, "the served fix is not the receiver's")
+    }
+}
