@@ -34,38 +34,6 @@ struct ReplayTests {
         return path
     }
 
-    /// The properties of each Location object as its `LocationUpdated` arrives, read at once, for the first
-    /// `count` updates. Only the newest few objects stay readable, so a test process that falls far behind
-    /// misses some (nil); any failure but "released" is thrown.
-    func readUpdates(_ app: GeoClueTestClient, count: Int) async throws -> [[String: DBusValue]?] {
-        var values: [[String: DBusValue]?] = []
-        let deadline = ContinuousClock.now + .seconds(60)
-        while values.count < count {
-            let updates = app.locationUpdates
-            guard values.count < updates.count else {
-                guard ContinuousClock.now < deadline else {
-                    throw TestEnvironmentError("only \(updates.count) of \(count) LocationUpdated signals in 60 s")
-                }
-                try await Task.sleep(for: .milliseconds(2))
-                continue
-            }
-            // A client keeps at most four Location objects; older ones are gone, and asking costs a round trip.
-            if updates.count - values.count > 4 {
-                values.append(nil)
-                continue
-            }
-            let failure: DBusError
-            do {
-                values.append(try await app.getAll(updates[values.count].new, location))
-                continue
-            } catch {
-                failure = error
-            }
-            guard failure.name == DBusError.Name.unknownMethod else { throw failure }
-            values.append(nil)
-        }
-        return values
-    }
 
     @Test func replayedFixesMoveEastOneUpdatePerFix() async throws {
         let speed = 10.0
@@ -78,7 +46,7 @@ struct ReplayTests {
         let path = try await startClient(app)
 
         // 20 updates take about 2 s at 10× speed, within the first pass of the 3 s track.
-        let read = try await readUpdates(app, count: 20)
+        let read = try await app.readLocations(count: 20, timeout: .seconds(60))
         let fixes = read.compactMap { $0 }
         print("replay: read \(fixes.count) of \(read.count) Location objects as they were announced")
         #expect(fixes.count >= 10, "the test fell too far behind to check the fixes")
@@ -217,7 +185,7 @@ struct ReplayTests {
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { app.close() }
         _ = try await startClient(app)
-        let read = try await readUpdates(app, count: 5)
+        let read = try await app.readLocations(count: 5, timeout: .seconds(60))
         let fixes = read.compactMap { $0 }
         #expect(fixes.count >= 3)
         if let first = read[0] { #expect(first["Latitude"] == .double(points[0].latitude), "playback starts at the first point") }
