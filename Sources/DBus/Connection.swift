@@ -125,13 +125,15 @@ public final class Connection {
         return try result.get()
     }
 
-    /// Calls `member` and returns the reply's arguments.
+    /// Calls `member` and returns the reply's arguments; `allowsInteractiveAuthorization` lets the service prompt
+    /// the user (through polkit) before it answers.
     public func call(
         destination: String, path: ObjectPath, interface: String, member: String, arguments: [DBusValue] = [],
-        timeout: Duration = .seconds(25)
+        timeout: Duration = .seconds(25), allowsInteractiveAuthorization: Bool = false
     ) async throws(DBusError) -> [DBusValue] {
         let message = try Message.methodCall(
             destination: destination, path: path, interface: interface, member: member, arguments: arguments)
+        message.allowsInteractiveAuthorization = allowsInteractiveAuthorization
         return try await call(message, timeout: timeout).arguments()
     }
 

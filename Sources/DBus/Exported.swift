@@ -97,6 +97,11 @@ public protocol ExportedObject: AnyObject {
 
     /// Writes a writable property; `value` already has the declared type.
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError)
+
+    /// Writes a writable property for the `Set` call `call`, answering now (`.values([])`) or later through `call`
+    /// when the change needs asynchronous work first, such as an authorisation check. By default it is
+    /// ``setProperty(_:interface:value:sender:)``, answered at once.
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply
 }
 
 extension ExportedObject {
@@ -104,6 +109,13 @@ extension ExportedObject {
 
     public func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
         throw .invalidArgs("Property \"\(name)\" is not writable")
+    }
+
+    public func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError)
+        -> Reply
+    {
+        try setProperty(name, interface: interface, value: value, sender: call.sender)
+        return .values([])
     }
 }
 

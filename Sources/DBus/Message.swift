@@ -89,7 +89,10 @@ public final class Message: @unchecked Sendable {
     /// True when the caller does not want a reply.
     public var noReplyExpected: Bool { dbus_message_get_no_reply(raw) != 0 }
     /// True when the caller allows the service to prompt the user (for example through polkit) while handling it.
-    public var allowsInteractiveAuthorization: Bool { dbus_message_get_allow_interactive_authorization(raw) != 0 }
+    public var allowsInteractiveAuthorization: Bool {
+        get { dbus_message_get_allow_interactive_authorization(raw) != 0 }
+        set { dbus_message_set_allow_interactive_authorization(raw, newValue ? 1 : 0) }
+    }
 
     /// The decoded body.
     public func arguments() -> [DBusValue] {

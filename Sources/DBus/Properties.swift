@@ -45,8 +45,7 @@ enum PropertiesDispatch {
                     "Error setting property \"\(property.1.name)\": Expected type \"\(property.1.signature)\" but got \"\(value.signature)\""
                 )
             }
-            try object.setProperty(property.1.name, interface: property.0, value: value, sender: call.sender)
-            return .values([])
+            return try object.setProperty(property.1.name, interface: property.0, value: value, call: call)
         default:
             throw .unknownMethod("No such method \"\(member)\"")
         }

@@ -156,9 +156,31 @@ extension GeoClueService {
         }
     }
 
+    /// `Set` of `io.github.whereabouts1.Manager.LocationServicesEnabled`: with the management action, switches
+    /// location services on or off. Off, every client stops at once (`Active` false, waiting requests fail with
+    /// `io.github.whereabouts1.Error.ServicesDisabled`, `AvailabilityChanged(false, "services-disabled")`); on
+    /// again, the clients it stopped start again by themselves.
+    func switchServices(_ call: MethodCall, enabled: Bool) {
+        Task { @BusActor in
+            do throws(DBusError) {
+                try await requireManagement(call)
+                setServicesEnabled(enabled)
+                call.reply()
+            } catch {
+                call.fail(error)
+            }
+        }
+    }
+
     /// Fails unless polkit grants the caller `io.github.whereabouts1.manage` (interactively when the caller allows).
+    /// Without polkit (`[authorisation] polkit=false`) only root may manage.
     private func requireManagement(_ call: MethodCall) async throws(DBusError) {
-        guard let authoriser else { return }
+        guard let authoriser else {
+            guard try await uid(of: call.sender) == 0 else {
+                throw .accessDenied("without polkit, only root may manage location")
+            }
+            return
+        }
         let answer = await authoriser.check(
             busName: call.sender, action: PolkitAction.manage, details: [:],
             interactive: call.message.allowsInteractiveAuthorization, timeout: Self.promptTimeout)

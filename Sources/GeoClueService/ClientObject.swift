@@ -35,6 +35,9 @@ final class ClientObject: ExportedObject {
     private var monitoringTimer: TimerID?
     private var available: Bool
     private var starting = false
+    /// True when the service stopped this started client (location services switched off) and starts it again
+    /// by itself when that ends.
+    private var resumesLater = false
     private var streamed = ObjectSet(kind: "Location")
     private var answers = ObjectSet(kind: "Request")
     private var lastSignalled: Fix?
@@ -127,6 +130,7 @@ final class ClientObject: ExportedObject {
         case "RequestAuthorisation": return try requestAuthorisation(call)
         case "CheckAuthorisation": return try checkAuthorisation(call)
         default:
+            resumesLater = false
             stop()
             return .values([])
         }
@@ -137,6 +141,7 @@ final class ClientObject: ExportedObject {
     /// Checks the caller's app against the configuration and polkit, answering as soon as they have; never waits
     /// for an agent. A refusal is `AccessDenied`, as GeoClue's; polkit absent or silent denies with its reason.
     private func authorise(_ desktopId: String) async throws(DBusError) {
+        try requireServices()
         let uid = try await service.uid(of: owner)
         guard service.client(id) === self else { throw .failed("the client was deleted") }
         if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
@@ -147,6 +152,14 @@ final class ClientObject: ExportedObject {
         try await refreshAuthorisation(desktopId, uid: uid)
         guard authorisation.status.isAuthorised else {
             throw .accessDenied("'\(desktopId)' is not authorised for location (\(authorisation.status.rawValue))")
+        }
+        try requireServices()
+    }
+
+    /// Fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
+    private func requireServices() throws(DBusError) {
+        guard service.servicesEnabled else {
+            throw DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
         }
     }
 
@@ -238,18 +251,71 @@ final class ClientObject: ExportedObject {
             defer { self.starting = false }
             do throws(DBusError) {
                 try await authorise(desktopId)
-                active = true
-                hasFixSinceStart = false
-                servedLevel = grantedLevel
-                emitChanged(["Active": .boolean(true)], interface: GeoClue.clientInterface)
+                activate()
                 call.reply()
-                armMonitoring()
-                service.clientActivityChanged(self)
+                serve()
             } catch {
                 call.fail(error)
             }
         }
         return .later
+    }
+
+    /// Makes the client active at its granted level, telling the owner.
+    private func activate() {
+        active = true
+        resumesLater = false
+        hasFixSinceStart = false
+        servedLevel = grantedLevel
+        emitChanged(["Active": .boolean(true)], interface: GeoClue.clientInterface)
+    }
+
+    /// Begins serving an active client: its monitoring timer, and the providers its level needs.
+    private func serve() {
+        armMonitoring()
+        service.clientActivityChanged(self)
+    }
+
+    // MARK: Holds
+
+    /// Stops the client for a reason outside it (`services-disabled`): waiting requests fail with `error`, a
+    /// started client becomes inactive and starts again by itself at ``resume(reason:)``, and the owner hears
+    /// `AvailabilityChanged(false, reason)`.
+    func suspend(reason: String, failing error: DBusError) {
+        if active { resumesLater = true }
+        halt(failing: error)
+        setAvailable(false, reason: reason)
+    }
+
+    /// Ends a hold: the owner hears whether location is available again, and a client the hold stopped starts
+    /// again once its app is still authorised.
+    func resume(reason: String) {
+        setAvailable(service.availableLevel != .none, reason: reason)
+        guard resumesLater, !active, !starting, let desktopId else { return }
+        resumesLater = false
+        starting = true
+        Task { @BusActor in
+            defer { self.starting = false }
+            do throws(DBusError) {
+                try await authorise(desktopId)
+                activate()
+                serve()
+            } catch {
+                service.logger.info("\(path) ('\(desktopId)') stays stopped: \(error.message)")
+            }
+        }
+    }
+
+    /// Fails the waiting requests with `error` and stops the client.
+    private func halt(failing error: DBusError) {
+        for request in pendingRequests {
+            EventLoop.main.cancel(request.timer)
+            request.call.fail(error)
+        }
+        let wasServing = isServing
+        pendingRequests.removeAll()
+        stop()
+        if wasServing { service.clientActivityChanged(self) }
     }
 
     /// Recomputes the authorisation after it changed elsewhere; a client no longer authorised stops at once,
@@ -262,14 +328,8 @@ final class ClientObject: ExportedObject {
             update(Authorisation(status: .notDetermined, approximate: false))
         }
         guard !authorisation.status.isAuthorised else { return }
-        for request in pendingRequests {
-            EventLoop.main.cancel(request.timer)
-            request.call.fail(DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked"))
-        }
-        let wasServing = isServing
-        pendingRequests.removeAll()
-        stop()
-        if wasServing && !active { service.clientActivityChanged(self) }
+        resumesLater = false
+        halt(failing: DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked"))
         service.connection.emitSignal(
             path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
             arguments: [.boolean(false), .string("authorisation-changed")], destination: owner)
@@ -391,7 +451,7 @@ final class ClientObject: ExportedObject {
     /// `LastLocation`: the latest fix any provider produced, even an old one, as an object marked stale at
     /// `…/LastLocation`; made when read, so clients that never ask cost nothing; `/` before any fix.
     private func lastKnownPath() -> ObjectPath {
-        guard let fix = service.lastFix else { return .root }
+        guard service.servicesEnabled, let fix = service.lastFix else { return .root }
         let served = coarsen(fix, to: grantedLevel)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
         let object = LocationObject(path: path.appending("LastLocation"), owner: owner, fix: served, stale: true)

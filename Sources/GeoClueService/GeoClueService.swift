@@ -22,6 +22,9 @@ public final class GeoClueService {
 
     let authoriser: (any Authoriser)?
     private let grantFile: GrantFile?
+    let servicesSwitch: ServicesSwitchFile?
+    /// `io.github.whereabouts1.Manager.LocationServicesEnabled`: while false no client gets any location.
+    private(set) var servicesEnabled = true
     /// The users' stored decisions.
     var grants = GrantStore()
     private var manager: ManagerObject?
@@ -31,7 +34,8 @@ public final class GeoClueService {
     private var uids: [String: UInt32] = [:]
     private var agents: [UInt32: (busName: String, id: String)] = [:]
     private(set) var inUse = false
-    private(set) var availableLevel: AccuracyLevel = .none
+    /// The best level the providers can deliver now.
+    private var providersLevel: AccuracyLevel = .none
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
     private var activeApps: [String] = []
@@ -45,10 +49,10 @@ public final class GeoClueService {
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
     /// A service on `connection`; `authoriser` is polkit (nil: the configuration alone decides), `grantFile`
-    /// keeps the users' decisions.
+    /// keeps the users' decisions and `servicesSwitch` the location services switch.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
-        authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil
+        authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil
     ) {
         self.connection = connection
         self.configuration = configuration
@@ -56,8 +60,14 @@ public final class GeoClueService {
         self.logger = logger
         self.authoriser = authoriser
         self.grantFile = grantFile
+        self.servicesSwitch = servicesSwitch
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
+        if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
+        if !servicesEnabled { logger.notice("location services are switched off") }
     }
+
+    /// `AvailableAccuracyLevel`: the providers' best level, or none while location services are off.
+    var availableLevel: AccuracyLevel { servicesEnabled ? providersLevel : .none }
 
     /// Writes the stored decisions durably; a failure is logged and the decisions stay in memory.
     func saveGrants() {
@@ -97,15 +107,47 @@ public final class GeoClueService {
         for client in clients.values where client.isServing { client.offer(fix) }
     }
 
-    /// Sets `AvailableAccuracyLevel`, emitting `PropertiesChanged` when it changes.
+    /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes.
     public func setAvailableLevel(_ level: AccuracyLevel) {
-        guard level != availableLevel else { return }
-        availableLevel = level
-        connection.emitPropertiesChanged(
-            path: GeoClue.managerPath, interface: GeoClue.managerInterface,
-            changed: ["AvailableAccuracyLevel": .uint32(level.rawValue)])
+        let before = availableLevel
+        providersLevel = level
+        guard availableLevel != before else { return }
+        emitAvailableLevel()
         let reason = level == .none ? "provider-lost" : "provider-available"
         for client in clients.values { client.setAvailable(level != .none, reason: reason) }
+    }
+
+    func emitAvailableLevel() {
+        connection.emitPropertiesChanged(
+            path: GeoClue.managerPath, interface: GeoClue.managerInterface,
+            changed: ["AvailableAccuracyLevel": .uint32(availableLevel.rawValue)])
+    }
+
+    /// Switches location services on or off, telling everyone and every client; see ``switchServices(_:enabled:)``.
+    func setServicesEnabled(_ enabled: Bool) {
+        guard enabled != servicesEnabled else { return }
+        servicesEnabled = enabled
+        if let servicesSwitch {
+            do {
+                try servicesSwitch.save(enabled: enabled)
+            } catch {
+                logger.error("location services switch: cannot save: \(error); it holds until the service stops")
+            }
+        }
+        logger.notice("location services switched \(enabled ? "on" : "off")")
+        connection.emitPropertiesChanged(
+            path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
+            changed: ["LocationServicesEnabled": .boolean(enabled)])
+        if providersLevel != .none { emitAvailableLevel() }
+        for client in clients.values {
+            if enabled {
+                client.resume(reason: "services-enabled")
+            } else {
+                client.suspend(
+                    reason: "services-disabled",
+                    failing: DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
+            }
+        }
     }
 
     // MARK: Clients
@@ -212,7 +254,7 @@ public final class GeoClueService {
     /// `io.github.whereabouts1.Manager`'s properties.
     func extendedManagerProperty(_ name: String) -> DBusValue {
         switch name {
-        case "LocationServicesEnabled": return .boolean(true)
+        case "LocationServicesEnabled": return .boolean(servicesEnabled)
         case "ActiveApps": return .strings(activeApps)
         default:
             let rows = (providerStatus?() ?? []).map { row in

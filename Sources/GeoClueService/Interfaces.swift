@@ -81,7 +81,7 @@ enum Whereabouts {
             MethodDescription("RevokeGrant", inputs: [Argument("uid", "u"), Argument("app", "s")]),
         ],
         properties: [
-            PropertyDescription("LocationServicesEnabled", "b", .read),
+            PropertyDescription("LocationServicesEnabled", "b", .readwrite),
             PropertyDescription("Providers", "a(subb)", .read),
             PropertyDescription("ActiveApps", "as", .read),
         ])

@@ -16,6 +16,15 @@ final class ManagerObject: ExportedObject {
         return name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
     }
 
+    /// `Set` of `io.github.whereabouts1.Manager.LocationServicesEnabled`: needs the management action.
+    func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply {
+        guard name == "LocationServicesEnabled", let enabled = value.bool else {
+            throw .invalidArgs("Property \"\(name)\" is not writable")
+        }
+        service.switchServices(call, enabled: enabled)
+        return .later
+    }
+
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
         switch method {
         case "ListGrants":

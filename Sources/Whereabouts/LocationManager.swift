@@ -98,6 +98,16 @@ public final class LocationManager {
         return try await get(Self.managerPath, Self.manager, "LocationServicesEnabled").bool ?? false
     }
 
+    /// Switches location services on or off for everyone (`Set` of `io.github.whereabouts1.Manager.LocationServicesEnabled`);
+    /// needs the management authorisation, for which the user's polkit agent may prompt. Whereabouts only.
+    public func setServicesEnabled(_ enabled: Bool) async throws(LocationError) {
+        guard try await isWhereabouts() else { throw .unsupported("switching location services") }
+        _ = try await call(
+            Self.managerPath, "org.freedesktop.DBus.Properties", "Set",
+            [.string(Self.manager), .string("LocationServicesEnabled"), .variant(.boolean(enabled))],
+            timeout: Self.promptTimeout, interactive: true)
+    }
+
     /// One fix: Whereabouts' `RequestLocation`, or on a plain GeoClue a client started until its first fix.
     public func requestLocation(_ options: RequestOptions = RequestOptions()) async throws(LocationError) -> Position {
         let client = try await makeClient(accuracy: options.accuracy)
@@ -259,19 +269,24 @@ public final class LocationManager {
             timestamp: Int64(clamping: seconds &* 1000 &+ micros / 1000))
     }
 
+    /// How long a call that may prompt the user waits for the answer: a little longer than the service waits.
+    static let promptTimeout: Duration = .seconds(310)
+
     private func call(
         _ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
-        timeout: Duration = .seconds(25)
+        timeout: Duration = .seconds(25), interactive: Bool = false
     ) async throws(LocationError) -> [DBusValue] {
         try await mapError { () async throws(DBusError) in
             try await connection.call(
                 destination: Self.service, path: path, interface: interface, member: member, arguments: arguments,
-                timeout: timeout)
+                timeout: timeout, allowsInteractiveAuthorization: interactive)
         }
     }
 
+    /// Calls a method of `io.github.whereabouts1.Manager` that may need the management authorisation, letting the
+    /// user's polkit agent prompt.
     func callManager(_ member: String, _ arguments: [DBusValue]) async throws(LocationError) -> [DBusValue] {
-        try await call(Self.managerPath, Self.manager, member, arguments, timeout: .seconds(310))
+        try await call(Self.managerPath, Self.manager, member, arguments, timeout: Self.promptTimeout, interactive: true)
     }
 
     private func get(_ path: ObjectPath, _ interface: String, _ name: String) async throws(LocationError) -> DBusValue {
@@ -428,7 +443,7 @@ extension LocationManager {
         let options: [String: DBusValue] = approximate ? ["approximate": .boolean(true)] : [:]
         let reply = try await call(
             client, Self.client, "RequestAuthorisation", [.string(request.rawValue), .vardict(options)],
-            timeout: .seconds(310))
+            timeout: Self.promptTimeout)
         return AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined
     }
 }

@@ -4,7 +4,7 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status, authorise, grants, revoke }
+    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -21,12 +21,15 @@ struct Command: Sendable {
     var allUsers = false
     var uid: UInt32?
     var app: String?
+    /// `services on|off`: the switch to set; nil prints it.
+    var switchTo: Bool?
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
                whereabouts watch [--count N] [--distance METRES] [OPTIONS]
                whereabouts last [OPTIONS]
                whereabouts status
+               whereabouts services [on|off]
                whereabouts authorise [--always] [--approximate] [--check] [OPTIONS]
                whereabouts grants [--all]
                whereabouts revoke APP [--uid UID]
@@ -35,6 +38,8 @@ struct Command: Sendable {
         watch    print fixes as they arrive
         last     print the last known location, however old, without starting anything
         status   print whether location services are on, the providers, availability and the apps using location
+        services print whether location services are on; on or off switches them for everyone (needs the
+                 management authorisation)
         authorise  ask the user (through polkit) to let the app (--desktop-id) have location when in use, or
                  --always; --approximate asks for approximate location only; --check only prints the status
         grants   list your stored decisions (--all: everyone's; needs the management authorisation)
@@ -68,12 +73,21 @@ struct Command: Sendable {
             command = Command(verb: .revoke)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("revoke needs an app id") }
             command.app = arguments[1]
+        case "services":
+            command = Command(verb: .services)
+            if arguments.count > 1, !arguments[1].hasPrefix("-") {
+                switch arguments[1] {
+                case "on": command.switchTo = true
+                case "off": command.switchTo = false
+                default: fail("services takes on or off, not '\(arguments[1])'")
+                }
+            }
         case "--help", "-h", "help":
             print(usage, terminator: "")
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        var remaining = arguments.dropFirst(command.verb == .revoke ? 2 : 1)
+        var remaining = arguments.dropFirst(command.app != nil || command.switchTo != nil ? 2 : 1)
         while let option = remaining.popFirst() {
             func value() -> String {
                 guard let next = remaining.popFirst() else { fail("\(option) needs a value") }
@@ -148,6 +162,9 @@ struct Command: Sendable {
                     show(position)
                 case .status:
                     print(Format.status(try await manager.status()), terminator: "")
+                case .services:
+                    if let switchTo { try await manager.setServicesEnabled(switchTo) }
+                    print(try await manager.servicesEnabled() ? "on" : "off")
                 case .grants:
                     for grant in try await manager.grants(allUsers: allUsers) {
                         print("\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")

@@ -44,7 +44,8 @@ enum Daemon {
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
-            grantFile: GrantFile(path: authorisation.grantsPath))
+            grantFile: GrantFile(path: authorisation.grantsPath),
+            servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath))
         let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger), clock: clock)
         providers.onFix = { service.deliver($0) }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
