@@ -174,7 +174,7 @@ extension GeoClueService {
 
     /// Fails unless polkit grants the caller `io.github.whereabouts1.manage` (interactively when the caller allows).
     /// Without polkit (`[authorisation] polkit=false`) only root may manage.
-    private func requireManagement(_ call: MethodCall) async throws(DBusError) {
+    func requireManagement(_ call: MethodCall) async throws(DBusError) {
         guard let authoriser else {
             guard try await uid(of: call.sender) == 0 else {
                 throw .accessDenied("without polkit, only root may manage location")

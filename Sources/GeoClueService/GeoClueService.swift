@@ -45,6 +45,10 @@ public final class GeoClueService {
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
     /// The providers as `io.github.whereabouts1.Manager.Providers` lists them: kind, level, available, running.
     public var providerStatus: (@BusActor () -> [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)])?
+    /// Plays recorded tracks for `Simulate`; nil: the service cannot simulate.
+    public var simulator: (any TrackSimulator)?
+    /// The simulation `Simulate` started, while it runs.
+    var simulation: RunningSimulation?
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
@@ -195,6 +199,7 @@ public final class GeoClueService {
     private func peerVanished(_ name: String) {
         uids[name] = nil
         for (uid, agent) in agents where agent.busName == name { agents[uid] = nil }
+        if simulation?.owner == name { endSimulation(reason: "stopped") }
         guard let owned = clientsByOwner[name] else { return }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
         for id in owned { if let client = clients[id] { remove(client) } }
@@ -256,6 +261,7 @@ public final class GeoClueService {
         switch name {
         case "LocationServicesEnabled": return .boolean(servicesEnabled)
         case "ActiveApps": return .strings(activeApps)
+        case "Simulating": return .boolean(simulation != nil)
         default:
             let rows = (providerStatus?() ?? []).map { row in
                 DBusValue.structure([.string(row.kind), .uint32(row.level.rawValue), .boolean(row.available), .boolean(row.running)])

@@ -79,12 +79,16 @@ enum Whereabouts {
         methods: [
             MethodDescription("ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussb)")]),
             MethodDescription("RevokeGrant", inputs: [Argument("uid", "u"), Argument("app", "s")]),
+            MethodDescription("Simulate", inputs: [Argument("track", "s"), Argument("options", "a{sv}")]),
+            MethodDescription("StopSimulation"),
         ],
         properties: [
             PropertyDescription("LocationServicesEnabled", "b", .readwrite),
             PropertyDescription("Providers", "a(subb)", .read),
             PropertyDescription("ActiveApps", "as", .read),
-        ])
+            PropertyDescription("Simulating", "b", .read),
+        ],
+        signals: [SignalDescription("SimulationEnded", arguments: [Argument("reason", "s")])])
 
     /// `io.github.whereabouts1.Client`.
     static let client = InterfaceDescription(

@@ -35,6 +35,10 @@ final class ManagerObject: ExportedObject {
             guard !app.isEmpty else { throw .invalidArgs("app must not be empty") }
             service.revokeGrant(call, uid: call.arguments[0].uint32!, app: app)
             return .later
+        case "Simulate":
+            return try service.simulate(call)
+        case "StopSimulation":
+            return service.stopSimulation(call)
         case "GetClient":
             return .values([.objectPath(try service.client(for: call.sender, reuse: true).path)])
         case "CreateClient":

@@ -26,10 +26,16 @@ public protocol LocationProvider: AnyObject {
 /// A provider runs while some active client is served at or above its ``LocationProvider/minimumClientLevel``.
 /// Its fixes pass through a ``FixSelector`` (the fusion rule, documented there) before reaching the service. The
 /// service's `AvailableAccuracyLevel` is the best level among the providers.
+///
+/// A simulation (``simulate(_:)``) takes the place of every provider until it ends: while it runs, the providers
+/// are stopped and only its fixes reach the service. Unlike a provider it plays whether or not a client needs it,
+/// so that a recorded track takes as long as it lasts.
 @BusActor
 public final class ProviderSet {
     private let providers: [any LocationProvider]
     private var running: Set<ObjectIdentifier> = []
+    private var demand: AccuracyLevel?
+    private var simulation: (any LocationProvider)?
     private var selector: FixSelector
     private let clock: any WhereaboutsCore.Clock
 
@@ -56,23 +62,64 @@ public final class ProviderSet {
         }
     }
 
-    /// The best level any provider can deliver now.
-    public var availableLevel: AccuracyLevel { providers.map(\.availableLevel).max() ?? .none }
+    /// The best level any provider (or the simulation, while one runs) can deliver now.
+    public var availableLevel: AccuracyLevel {
+        if let simulation { return simulation.availableLevel }
+        return providers.map(\.availableLevel).max() ?? .none
+    }
 
-    /// Each provider's kind, the level it serves, whether it can deliver now and whether it runs.
+    /// Each provider's kind, the level it serves, whether it can deliver now and whether it runs; a running
+    /// simulation is listed last, as `simulation`.
     public var status: [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)] {
-        providers.map { provider in
-            (provider.kind.rawValue, provider.minimumClientLevel, provider.availableLevel != .none,
-             running.contains(ObjectIdentifier(provider)))
+        var rows = providers.map { provider in
+            (kind: provider.kind.rawValue, level: provider.minimumClientLevel, available: provider.availableLevel != .none,
+             running: running.contains(ObjectIdentifier(provider)))
         }
+        if let simulation {
+            rows.append(("simulation", simulation.minimumClientLevel, simulation.availableLevel != .none, true))
+        }
+        return rows
+    }
+
+    /// Puts `provider` in the place of every provider (ending any earlier simulation) until ``endSimulation()``.
+    public func simulate(_ provider: any LocationProvider) {
+        let levelBefore = availableLevel
+        simulation?.stop()
+        simulation = provider
+        provider.onFix = { [weak self, weak provider] fix in
+            guard let self, let provider, self.simulation === provider else { return }
+            self.onFix?(fix)
+        }
+        provider.onAvailabilityChanged = { [weak self] in
+            guard let self else { return }
+            self.onAvailableLevelChanged?(self.availableLevel)
+        }
+        apply()
+        provider.start()
+        if availableLevel != levelBefore { onAvailableLevelChanged?(availableLevel) }
+    }
+
+    /// Ends the simulation `provider`, if it is the one running; the providers serve again as demand calls for them.
+    public func endSimulation(_ provider: any LocationProvider) {
+        guard let ended = simulation, ended === provider else { return }
+        let levelBefore = availableLevel
+        ended.stop()
+        simulation = nil
+        apply()
+        if availableLevel != levelBefore { onAvailableLevelChanged?(availableLevel) }
     }
 
     /// Runs the providers that `level` (the highest level an active client is served at) calls for, and stops
     /// the others; nil stops them all.
     public func setDemand(_ level: AccuracyLevel?) {
+        demand = level
+        apply()
+    }
+
+    private func apply() {
         for provider in providers {
             let id = ObjectIdentifier(provider)
-            let wanted = level.map { $0 >= provider.minimumClientLevel } ?? false
+            let wanted = simulation == nil && (demand.map { $0 >= provider.minimumClientLevel } ?? false)
             guard wanted != running.contains(id) else { continue }
             if wanted {
                 running.insert(id)

@@ -1,25 +1,38 @@
 import Loop
 import WhereaboutsCore
 
-/// Plays a recorded NMEA log or GPX track as a source of fixes, in real time or faster (`[replay]`).
+/// Plays a recorded NMEA log or GPX track as a source of fixes, in real time or faster: the `[replay]` source,
+/// and the simulations `io.github.whereabouts1.Manager.Simulate` runs.
 ///
-/// Every fix it produces is marked simulated and timestamped at playback time; the track loops. A file that
-/// cannot be read or parsed is logged and leaves the provider unavailable.
+/// Every fix it produces is marked simulated and timestamped at playback time. The `[replay]` track loops; a
+/// simulation may play once. A file that cannot be read or parsed is logged and leaves the provider unavailable.
 @BusActor
 public final class ReplayProvider: LocationProvider {
     public let kind = ProviderKind.replay
     public let minimumClientLevel = AccuracyLevel.country
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
+    /// Called once when a track that does not loop has played its last fix.
+    public var onFinished: (@BusActor () -> Void)?
 
     private let schedule: ReplaySchedule?
+    private let loops: Bool
     private let clock: any WhereaboutsCore.Clock
     private var timer: TimerID?
     private var startedAt: (wall: WallTime, monotonic: MonotonicTime)?
     private var position = (index: 0, loop: 0)
 
+    /// Plays `schedule`, once or, when `loops`, again and again.
+    public init(schedule: ReplaySchedule, loops: Bool, clock: any WhereaboutsCore.Clock) {
+        self.schedule = schedule
+        self.loops = loops
+        self.clock = clock
+    }
+
+    /// The `[replay]` source: the track at `path`, looping.
     public init(path: String, speed: Double, clock: any WhereaboutsCore.Clock, logger: any Logger) {
         self.clock = clock
+        loops = true
         var schedule: ReplaySchedule?
         do {
             let text = try readTextFile(path)
@@ -58,6 +71,11 @@ public final class ReplayProvider: LocationProvider {
         if (due.loop, due.index) >= (position.loop, position.index) {
             onFix?(schedule.fix(at: due.index, loop: due.loop, startedAt: startedAt.wall))
             position = due.index + 1 < schedule.track.fixes.count ? (due.index + 1, due.loop) : (0, due.loop + 1)
+        }
+        if !loops && position.loop > 0 {
+            stop()
+            onFinished?()
+            return
         }
         let wait = schedule.offset(at: position.index, loop: position.loop) - elapsed
         timer = EventLoop.main.schedule(after: wait) { [weak self] in

@@ -4,7 +4,7 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke }
+    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke, replay }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -23,6 +23,10 @@ struct Command: Sendable {
     var app: String?
     /// `services on|off`: the switch to set; nil prints it.
     var switchTo: Bool?
+    /// `replay FILE`: the recorded track.
+    var file: String?
+    var speed = 1.0
+    var loop = false
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
@@ -33,6 +37,7 @@ struct Command: Sendable {
                whereabouts authorise [--always] [--approximate] [--check] [OPTIONS]
                whereabouts grants [--all]
                whereabouts revoke APP [--uid UID]
+               whereabouts replay FILE [--speed FACTOR] [--loop]
 
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
@@ -44,6 +49,9 @@ struct Command: Sendable {
                  --always; --approximate asks for approximate location only; --check only prints the status
         grants   list your stored decisions (--all: everyone's; needs the management authorisation)
         revoke   forget your decision about APP (--uid: another user's; needs the management authorisation)
+        replay   play a recorded track (NMEA or GPX) in the place of every location source, its fixes marked
+                 simulated, until it ends (--loop: until interrupted); --speed plays it faster (default 1);
+                 needs the management authorisation
 
         OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
                  --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
@@ -73,6 +81,10 @@ struct Command: Sendable {
             command = Command(verb: .revoke)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("revoke needs an app id") }
             command.app = arguments[1]
+        case "replay":
+            command = Command(verb: .replay)
+            guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("replay needs a track file") }
+            command.file = arguments[1]
         case "services":
             command = Command(verb: .services)
             if arguments.count > 1, !arguments[1].hasPrefix("-") {
@@ -87,7 +99,8 @@ struct Command: Sendable {
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        var remaining = arguments.dropFirst(command.app != nil || command.switchTo != nil ? 2 : 1)
+        let positional = command.app != nil || command.switchTo != nil || command.file != nil
+        var remaining = arguments.dropFirst(positional ? 2 : 1)
         while let option = remaining.popFirst() {
             func value() -> String {
                 guard let next = remaining.popFirst() else { fail("\(option) needs a value") }
@@ -107,6 +120,8 @@ struct Command: Sendable {
             case "--count": command.count = Int(seconds(option, value(), allowZero: false))
             case "--timeout": command.timeout = seconds(option, value(), allowZero: false)
             case "--max-age": command.maximumAge = seconds(option, value(), allowZero: true)
+            case "--speed": command.speed = seconds(option, value(), allowZero: false)
+            case "--loop": command.loop = true
             default: fail("unknown option '\(option)'")
             }
         }
@@ -165,6 +180,13 @@ struct Command: Sendable {
                 case .services:
                     if let switchTo { try await manager.setServicesEnabled(switchTo) }
                     print(try await manager.servicesEnabled() ? "on" : "off")
+                case .replay:
+                    let path = file!
+                    let name = String(path.split(separator: "/").last ?? Substring(path))
+                    let track = readTrack(path)
+                    printError("whereabouts: replaying \(name) at \(speed)× speed\(loop ? ", looping" : ""); interrupt to stop\n")
+                    let end = try await manager.simulate(track: track, name: name, speed: speed, loops: loop)
+                    print("simulation \(end.rawValue)")
                 case .grants:
                     for grant in try await manager.grants(allUsers: allUsers) {
                         print("\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")
@@ -199,6 +221,38 @@ struct Command: Sendable {
                 finish(error)
             }
         }
+    }
+
+    /// The text of the track file at `path`, read with the caller's own permissions; exits 1 when it cannot be read.
+    private func readTrack(_ path: String) -> String {
+        let limit = 8 << 20
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            printError("whereabouts: cannot open \(path): \(String(cString: strerror(errno)))\n")
+            exit(1)
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else {
+                printError("whereabouts: cannot read \(path): \(String(cString: strerror(errno)))\n")
+                exit(1)
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+            guard bytes.count <= limit else {
+                printError("whereabouts: \(path) is longer than \(limit) bytes\n")
+                exit(1)
+            }
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            printError("whereabouts: \(path) is not UTF-8 text\n")
+            exit(1)
+        }
+        return text
     }
 
     private func show(_ position: Position) {

@@ -52,6 +52,7 @@ enum Daemon {
         service.onDemandChanged = { providers.setDemand($0) }
         service.setAvailableLevel(providers.availableLevel)
         service.providerStatus = { providers.status }
+        service.simulator = ReplaySimulator(providers: providers, clock: clock)
         service.onClientCountChanged = { count in armIdleExit(options.idleTimeout, clients: count, logger: logger) }
         Task { @BusActor in
             do {
