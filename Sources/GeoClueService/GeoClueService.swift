@@ -12,6 +12,8 @@ import WhereaboutsStorage
 public final class GeoClueService {
     /// The most clients one connection may hold; more fail with `LimitsExceeded`.
     public static let maximumClientsPerConnection = 4096
+    /// The most clients the connections of one Unix user may hold together.
+    public static let maximumClientsPerUser = 8192
     /// The most clients the service holds in all.
     public static let maximumClients = 65536
 
@@ -30,8 +32,13 @@ public final class GeoClueService {
     private var manager: ManagerObject?
     private var clients: [UInt32: ClientObject] = [:]
     private var clientsByOwner: [String: [UInt32]] = [:]
+    private var clientsByUser: [UInt32: Int] = [:]
     private var lastClientID: UInt32 = 0
     private var uids: [String: UInt32] = [:]
+    /// Connections whose Unix user is being asked of the bus, and how many times.
+    private var lookups: [String: Int] = [:]
+    /// Connections that went away while their Unix user was being asked.
+    private var vanishedDuringLookup: Set<String> = []
     private var agents: [UInt32: (busName: String, id: String)] = [:]
     private(set) var inUse = false
     /// The best level the providers can deliver now.
@@ -158,12 +165,17 @@ public final class GeoClueService {
 
     func client(_ id: UInt32) -> ClientObject? { clients[id] }
 
-    /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, answered at once.
-    func client(for sender: String, reuse: Bool) throws(DBusError) -> ClientObject {
+    /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, run by the Unix user `uid`; never
+    /// waits for an agent.
+    func client(for sender: String, uid: UInt32, reuse: Bool) throws(DBusError) -> ClientObject {
         let owned = clientsByOwner[sender] ?? []
         if reuse, let first = owned.first, let existing = clients[first] { return existing }
         guard owned.count < GeoClueService.maximumClientsPerConnection else {
             throw .limitsExceeded("\(sender) already has \(owned.count) clients, the most one connection may have")
+        }
+        let usersClients = clientsByUser[uid] ?? 0
+        guard usersClients < GeoClueService.maximumClientsPerUser else {
+            throw .limitsExceeded("UID \(uid) already has \(usersClients) clients, the most one user may have")
         }
         guard clients.count < GeoClueService.maximumClients else {
             throw .limitsExceeded("the service already has \(clients.count) clients")
@@ -172,6 +184,7 @@ public final class GeoClueService {
         let client = ClientObject(id: lastClientID, owner: sender, service: self)
         clients[client.id] = client
         clientsByOwner[sender, default: []].append(client.id)
+        clientsByUser[uid] = usersClients + 1
         connection.export(client, at: client.path)
         onClientCountChanged?(clients.count)
         return client
@@ -192,12 +205,14 @@ public final class GeoClueService {
         clients[client.id] = nil
         clientsByOwner[client.owner]?.removeAll { $0 == client.id }
         if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
+        if let uid = uids[client.owner], let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
         if wasActive { recomputeActivity() }
         onClientCountChanged?(clients.count)
     }
 
     private func peerVanished(_ name: String) {
-        uids[name] = nil
+        defer { uids[name] = nil }
+        if lookups[name] != nil { vanishedDuringLookup.insert(name) }
         for (uid, agent) in agents where agent.busName == name { agents[uid] = nil }
         if simulation?.owner == name { endSimulation(reason: "stopped") }
         guard let owned = clientsByOwner[name] else { return }
@@ -273,9 +288,21 @@ public final class GeoClueService {
     // MARK: Peers
 
     /// The Unix user of the connection `name`, asked of the bus once and remembered while it is connected.
+    ///
+    /// A connection that goes away while the bus is being asked fails the lookup, so that nothing is created or
+    /// remembered for it after its clients were dropped.
     func uid(of name: String) async throws(DBusError) -> UInt32 {
         if let known = uids[name] { return known }
+        lookups[name, default: 0] += 1
+        defer {
+            let remaining = (lookups[name] ?? 1) - 1
+            lookups[name] = remaining > 0 ? remaining : nil
+            if remaining == 0 { vanishedDuringLookup.remove(name) }
+        }
         let uid = try await connection.credentials(of: name).uid
+        guard !vanishedDuringLookup.contains(name) else {
+            throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
+        }
         uids[name] = uid
         return uid
     }

@@ -40,15 +40,29 @@ final class ManagerObject: ExportedObject {
         case "StopSimulation":
             return service.stopSimulation(call)
         case "GetClient":
-            return .values([.objectPath(try service.client(for: call.sender, reuse: true).path)])
+            return clientPath(call, reuse: true)
         case "CreateClient":
-            return .values([.objectPath(try service.client(for: call.sender, reuse: false).path)])
+            return clientPath(call, reuse: false)
         case "DeleteClient":
             service.deleteClient(at: call.arguments[0].objectPath!, requestedBy: call.sender)
             return .values([])
         default:
             return try addAgent(call)
         }
+    }
+
+    /// `GetClient` and `CreateClient`: answered once the caller's Unix user is known (asked of the bus once per
+    /// connection), which the per-user limit needs.
+    private func clientPath(_ call: MethodCall, reuse: Bool) -> Reply {
+        Task { @BusActor in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: call.sender)
+                call.reply([.objectPath(try service.client(for: call.sender, uid: uid, reuse: reuse).path)])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
     }
 
     /// `AddAgent`: registers the caller as the agent for its user, if its id is in `[agent] whitelist`.

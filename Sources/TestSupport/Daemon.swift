@@ -37,10 +37,13 @@ public final class DaemonHarness: @unchecked Sendable {
     public func file(_ name: String) -> URL { directory.appendingPathComponent(name) }
 
     /// Starts `whereaboutsd` and, unless `waitForName` is false, waits until it owns `org.freedesktop.GeoClue2`.
-    public func startDaemon(arguments: [String]? = nil, waitForName: Bool = true) throws {
+    /// A `launcher` (a command and its arguments, such as `unshare` and a shell script) is run with the daemon's
+    /// path and arguments appended, and must exec it.
+    public func startDaemon(arguments: [String]? = nil, waitForName: Bool = true, launcher: [String] = []) throws {
         let executable = try ProjectPaths.product("whereaboutsd")
+        let command = launcher + [executable.path] + (arguments ?? ["--config", configFile.path, "--timeout", "0"])
         let process = try ChildProcess(
-            executable, arguments ?? ["--config", configFile.path, "--timeout", "0"], environment: bus.environment,
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: bus.environment,
             logFile: directory.appendingPathComponent("daemon.log"))
         daemon = process
         guard waitForName else { return }
