@@ -274,6 +274,9 @@ public final class Connection {
     }
 
     private func route(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard !call.isOversized else {
+            throw .limitsExceeded("the call carries more than \(Message.maximumDecodedValues) values")
+        }
         let message = call.message
         let path = message.path ?? .root
         let member = message.member ?? ""

@@ -129,6 +129,9 @@ public final class MethodCall {
     public let sender: String
     /// The decoded arguments.
     public let arguments: [DBusValue]
+    /// True when the body held more than ``Message/maximumDecodedValues`` values, so that it was not decoded and
+    /// the call is refused before any handler sees it.
+    let isOversized: Bool
     /// The connection the call arrived on.
     public let connection: Connection
     private var answered = false
@@ -136,7 +139,9 @@ public final class MethodCall {
     init(message: Message, connection: Connection) {
         self.message = message
         self.sender = message.sender ?? ""
-        self.arguments = message.arguments()
+        let decoded = message.boundedArguments()
+        self.arguments = decoded ?? []
+        self.isOversized = decoded == nil
         self.connection = connection
     }
 

@@ -1,5 +1,9 @@
 import CDBus
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A D-Bus message: a method call, a method return, an error or a signal, with its body.
 ///
 /// The wrapper owns one reference to libdbus's `DBusMessage`.
@@ -94,15 +98,26 @@ public final class Message: @unchecked Sendable {
         set { dbus_message_set_allow_interactive_authorization(raw, newValue ? 1 : 0) }
     }
 
-    /// The decoded body.
-    public func arguments() -> [DBusValue] {
+    /// The most values one body is decoded into, counting every element of every container: a peer cannot make
+    /// the process allocate more than this for one message, however large the message.
+    public static let maximumDecodedValues = 1 << 16
+
+    /// The decoded body; empty when it holds more than ``maximumDecodedValues`` values.
+    public func arguments() -> [DBusValue] { boundedArguments() ?? [] }
+
+    /// The decoded body, or nil when it holds more than ``maximumDecodedValues`` values.
+    ///
+    /// File descriptors in the body are closed as they are read and decode as `-1`: nothing in Whereabouts takes
+    /// one, and a descriptor kept open for every message that carries one would let a peer exhaust them.
+    public func boundedArguments() -> [DBusValue]? {
         var iterator = DBusMessageIter()
         guard dbus_message_iter_init(raw, &iterator) != 0 else { return [] }
+        var reader = BodyReader(budget: Message.maximumDecodedValues)
         var values: [DBusValue] = []
         repeat {
-            values.append(Message.read(&iterator))
-        } while dbus_message_iter_next(&iterator) != 0
-        return values
+            values.append(reader.read(&iterator))
+        } while !reader.exceeded && dbus_message_iter_next(&iterator) != 0
+        return reader.exceeded ? nil : values
     }
 
     /// The error carried by an error message.
@@ -122,77 +137,6 @@ public final class Message: @unchecked Sendable {
     }
 
     // MARK: Marshalling
-
-    private static func basic<T: BitwiseCopyable>(_ iterator: inout DBusMessageIter, _ zero: T) -> T {
-        var value = zero
-        withUnsafeMutableBytes(of: &value) { dbus_message_iter_get_basic(&iterator, $0.baseAddress) }
-        return value
-    }
-
-    private static func text(_ iterator: inout DBusMessageIter) -> String {
-        var pointer: UnsafePointer<CChar>? = nil
-        dbus_message_iter_get_basic(&iterator, &pointer)
-        return pointer.map { String(cString: $0) } ?? ""
-    }
-
-    /// The signature of the value the iterator points at.
-    private static func currentSignature(_ iterator: inout DBusMessageIter) -> String {
-        guard let raw = dbus_message_iter_get_signature(&iterator) else { return "" }
-        defer { dbus_free(raw) }
-        return String(cString: raw)
-    }
-
-    static func read(_ iterator: inout DBusMessageIter) -> DBusValue {
-        switch dbus_message_iter_get_arg_type(&iterator) {
-        case DBusType.byte: return .byte(basic(&iterator, UInt8(0)))
-        case DBusType.boolean: return .boolean(basic(&iterator, dbus_bool_t(0)) != 0)
-        case DBusType.int16: return .int16(basic(&iterator, Int16(0)))
-        case DBusType.uint16: return .uint16(basic(&iterator, UInt16(0)))
-        case DBusType.int32: return .int32(basic(&iterator, Int32(0)))
-        case DBusType.uint32: return .uint32(basic(&iterator, UInt32(0)))
-        case DBusType.int64: return .int64(basic(&iterator, Int64(0)))
-        case DBusType.uint64: return .uint64(basic(&iterator, UInt64(0)))
-        case DBusType.double: return .double(basic(&iterator, Double(0)))
-        case DBusType.unixFD: return .unixFD(basic(&iterator, Int32(-1)))
-        case DBusType.string: return .string(text(&iterator))
-        case DBusType.objectPath: return .objectPath(ObjectPath(trusted: text(&iterator)))
-        case DBusType.signature: return .signature(text(&iterator))
-        case DBusType.array: return readArray(&iterator)
-        case DBusType.structure: return .structure(readChildren(&iterator))
-        case DBusType.variant: return .variant(readChildren(&iterator).first ?? .structure([]))
-        default: return .structure([])
-        }
-    }
-
-    private static func readChildren(_ iterator: inout DBusMessageIter) -> [DBusValue] {
-        var child = DBusMessageIter()
-        dbus_message_iter_recurse(&iterator, &child)
-        var values: [DBusValue] = []
-        while dbus_message_iter_get_arg_type(&child) != DBusType.invalid {
-            values.append(read(&child))
-            dbus_message_iter_next(&child)
-        }
-        return values
-    }
-
-    private static func readArray(_ iterator: inout DBusMessageIter) -> DBusValue {
-        let elementSignature = String(currentSignature(&iterator).dropFirst())
-        guard dbus_message_iter_get_element_type(&iterator) == DBusType.dictEntry else {
-            return .array(element: elementSignature, readChildren(&iterator))
-        }
-        let inner = elementSignature.dropFirst().dropLast()
-        let keySignature = String(inner.prefix(1))
-        let valueSignature = String(inner.dropFirst())
-        var entries: [DBusValue.DictEntry] = []
-        var child = DBusMessageIter()
-        dbus_message_iter_recurse(&iterator, &child)
-        while dbus_message_iter_get_arg_type(&child) == DBusType.dictEntry {
-            let pair = readChildren(&child)
-            if pair.count == 2 { entries.append(DBusValue.DictEntry(pair[0], pair[1])) }
-            dbus_message_iter_next(&child)
-        }
-        return .dictionary(key: keySignature, value: valueSignature, entries)
-    }
 
     private static func appendBasic<T: BitwiseCopyable>(_ iterator: inout DBusMessageIter, _ type: Int32, _ value: T)
         -> Bool
@@ -286,5 +230,95 @@ public enum DBusNames {
     /// True when `name` is a valid bus name (unique or well-known).
     public static func isValidBusName(_ name: String) -> Bool {
         !name.utf8.contains(0) && dbus_validate_bus_name(name, nil) != 0
+    }
+}
+
+/// Decodes a message body into values, at most `budget` of them.
+private struct BodyReader {
+    /// How many more values may be decoded.
+    var budget: Int
+    /// True once the body held more values than the budget allowed.
+    private(set) var exceeded = false
+
+    init(budget: Int) { self.budget = budget }
+
+    private func basic<T: BitwiseCopyable>(_ iterator: inout DBusMessageIter, _ zero: T) -> T {
+        var value = zero
+        withUnsafeMutableBytes(of: &value) { dbus_message_iter_get_basic(&iterator, $0.baseAddress) }
+        return value
+    }
+
+    private func text(_ iterator: inout DBusMessageIter) -> String {
+        var pointer: UnsafePointer<CChar>? = nil
+        dbus_message_iter_get_basic(&iterator, &pointer)
+        return pointer.map { String(cString: $0) } ?? ""
+    }
+
+    /// The signature of the value the iterator points at.
+    private func currentSignature(_ iterator: inout DBusMessageIter) -> String {
+        guard let raw = dbus_message_iter_get_signature(&iterator) else { return "" }
+        defer { dbus_free(raw) }
+        return String(cString: raw)
+    }
+
+    /// The value the iterator points at; `.structure([])` once the budget is spent.
+    mutating func read(_ iterator: inout DBusMessageIter) -> DBusValue {
+        guard budget > 0 else {
+            exceeded = true
+            return .structure([])
+        }
+        budget -= 1
+        switch dbus_message_iter_get_arg_type(&iterator) {
+        case DBusType.byte: return .byte(basic(&iterator, UInt8(0)))
+        case DBusType.boolean: return .boolean(basic(&iterator, dbus_bool_t(0)) != 0)
+        case DBusType.int16: return .int16(basic(&iterator, Int16(0)))
+        case DBusType.uint16: return .uint16(basic(&iterator, UInt16(0)))
+        case DBusType.int32: return .int32(basic(&iterator, Int32(0)))
+        case DBusType.uint32: return .uint32(basic(&iterator, UInt32(0)))
+        case DBusType.int64: return .int64(basic(&iterator, Int64(0)))
+        case DBusType.uint64: return .uint64(basic(&iterator, UInt64(0)))
+        case DBusType.double: return .double(basic(&iterator, Double(0)))
+        case DBusType.unixFD:
+            let descriptor = basic(&iterator, Int32(-1))
+            if descriptor >= 0 { close(descriptor) }
+            return .unixFD(-1)
+        case DBusType.string: return .string(text(&iterator))
+        case DBusType.objectPath: return .objectPath(ObjectPath(trusted: text(&iterator)))
+        case DBusType.signature: return .signature(text(&iterator))
+        case DBusType.array: return readArray(&iterator)
+        case DBusType.structure: return .structure(readChildren(&iterator))
+        case DBusType.variant: return .variant(readChildren(&iterator).first ?? .structure([]))
+        default: return .structure([])
+        }
+    }
+
+    private mutating func readChildren(_ iterator: inout DBusMessageIter) -> [DBusValue] {
+        var child = DBusMessageIter()
+        dbus_message_iter_recurse(&iterator, &child)
+        var values: [DBusValue] = []
+        while !exceeded && dbus_message_iter_get_arg_type(&child) != DBusType.invalid {
+            values.append(read(&child))
+            dbus_message_iter_next(&child)
+        }
+        return values
+    }
+
+    private mutating func readArray(_ iterator: inout DBusMessageIter) -> DBusValue {
+        let elementSignature = String(currentSignature(&iterator).dropFirst())
+        guard dbus_message_iter_get_element_type(&iterator) == DBusType.dictEntry else {
+            return .array(element: elementSignature, readChildren(&iterator))
+        }
+        let inner = elementSignature.dropFirst().dropLast()
+        let keySignature = String(inner.prefix(1))
+        let valueSignature = String(inner.dropFirst())
+        var entries: [DBusValue.DictEntry] = []
+        var child = DBusMessageIter()
+        dbus_message_iter_recurse(&iterator, &child)
+        while !exceeded && dbus_message_iter_get_arg_type(&child) == DBusType.dictEntry {
+            let pair = readChildren(&child)
+            if pair.count == 2 { entries.append(DBusValue.DictEntry(pair[0], pair[1])) }
+            dbus_message_iter_next(&child)
+        }
+        return .dictionary(key: keySignature, value: valueSignature, entries)
     }
 }

@@ -150,3 +150,27 @@ struct FaultInjectionTests {
         try await Self.switchingWorksWithoutStorage(harness, expecting: "No space left on device")
     }
 }
+
+extension FaultInjectionTests {
+    @Test func anOversizedCallIsRefusedWithoutBeingDecoded() async throws {
+        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile])
+        defer { harness.stop() }
+        try harness.startDaemon()
+        let daemon = try #require(harness.daemon)
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { Task { @BusActor in app.close() } }
+        let client = try await app.getClient()
+        let before = Self.residentKiB(daemon)
+        let huge = DBusValue.dictionary(
+            key: "s", value: "v",
+            (0..<200_000).map { DBusValue.DictEntry(.string("option\($0)"), .variant(.uint32(1))) })
+        for _ in 0..<5 {
+            await expectDBusError("org.freedesktop.DBus.Error.LimitsExceeded", containing: "values") {
+                _ = try await app.call(client, "io.github.whereabouts1.Client", "RequestLocation", [huge])
+            }
+        }
+        let after = Self.residentKiB(daemon)
+        print("fault injection: resident \(before) KiB before and \(after) KiB after five 200,000-entry calls")
+        #expect(try await app.get(client, GeoClueTestClient.clientInterface, "Active") == .boolean(false))
+    }
+}
