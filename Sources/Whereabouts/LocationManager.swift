@@ -446,6 +446,55 @@ extension LocationManager {
             timeout: Self.promptTimeout)
         return AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined
     }
+
+    /// The app's authorisation now, then each change, for as long as the sequence is iterated
+    /// (`io.github.whereabouts1.Client.AuthorisationStatus` and its `PropertiesChanged`, sent to this connection
+    /// alone): a grant revoked, a decision made elsewhere. Whereabouts only.
+    public func authorisationStatuses() -> AsyncThrowingStream<AuthorisationStatus, any Error> {
+        AsyncThrowingStream { continuation in
+            Task { @BusActor in
+                do throws(LocationError) {
+                    guard try await isWhereabouts() else { throw .unsupported("authorisation status") }
+                    let client = try await makeClient(accuracy: .exact)
+                    continuation.onTermination = { _ in Task { @BusActor in self.deleteClient(client) } }
+                    let changes = StatusChanges(continuation)
+                    _ = try await mapError { () async throws(DBusError) in
+                        try await connection.subscribe(
+                            SignalMatch(path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                        ) { message in
+                            let arguments = message.arguments()
+                            guard arguments.first?.string == Self.client,
+                                let text = arguments[1].stringKeyedEntries?["AuthorisationStatus"]?.string
+                            else { return }
+                            changes.yield(AuthorisationStatus(rawValue: text) ?? .notDetermined)
+                        }
+                    }
+                    connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
+                    let reply = try await call(client, Self.client, "CheckAuthorisation")
+                    changes.yield(AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined)
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+        }
+    }
+}
+
+/// Passes on a status only when it differs from the one passed on before.
+@BusActor
+final class StatusChanges {
+    private let continuation: AsyncThrowingStream<AuthorisationStatus, any Error>.Continuation
+    private var last: AuthorisationStatus?
+
+    init(_ continuation: AsyncThrowingStream<AuthorisationStatus, any Error>.Continuation) {
+        self.continuation = continuation
+    }
+
+    func yield(_ status: AuthorisationStatus) {
+        guard status != last else { return }
+        last = status
+        continuation.yield(status)
+    }
 }
 
 /// One stored decision, as `ListGrants` reports it.

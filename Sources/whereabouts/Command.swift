@@ -18,6 +18,7 @@ struct Command: Sendable {
     var always = false
     var approximate = false
     var checkOnly = false
+    var watchStatus = false
     var allUsers = false
     var uid: UInt32?
     var app: String?
@@ -34,7 +35,7 @@ struct Command: Sendable {
                whereabouts last [OPTIONS]
                whereabouts status
                whereabouts services [on|off]
-               whereabouts authorise [--always] [--approximate] [--check] [OPTIONS]
+               whereabouts authorise [--always] [--approximate] [--check [--watch]] [OPTIONS]
                whereabouts grants [--all]
                whereabouts revoke APP [--uid UID]
                whereabouts replay FILE [--speed FACTOR] [--loop]
@@ -46,7 +47,8 @@ struct Command: Sendable {
         services print whether location services are on; on or off switches them for everyone (needs the
                  management authorisation)
         authorise  ask the user (through polkit) to let the app (--desktop-id) have location when in use, or
-                 --always; --approximate asks for approximate location only; --check only prints the status
+                 --always; --approximate asks for approximate location only; --check only prints the status,
+                 and with --watch every change of it too, until interrupted
         grants   list your stored decisions (--all: everyone's; needs the management authorisation)
         revoke   forget your decision about APP (--uid: another user's; needs the management authorisation)
         replay   play a recorded track (NMEA or GPX) in the place of every location source, its fixes marked
@@ -111,6 +113,7 @@ struct Command: Sendable {
             case "--always": command.always = true
             case "--approximate": command.approximate = true
             case "--check": command.checkOnly = true
+            case "--watch": command.watchStatus = true
             case "--all": command.allUsers = true
             case "--uid": command.uid = UInt32(seconds(option, value(), allowZero: true))
             case "--low-power": command.highAccuracy = false
@@ -193,6 +196,17 @@ struct Command: Sendable {
                     }
                 case .revoke:
                     try await manager.revokeGrant(app: app!, uid: uid ?? getuid())
+                case .authorise where checkOnly && watchStatus:
+                    do {
+                        for try await status in manager.authorisationStatuses() {
+                            print(status.rawValue)
+                            fflush(stdout)
+                        }
+                    } catch let error as LocationError {
+                        finish(error)
+                    } catch {
+                        finish(.other(name: "", message: "\(error)"))
+                    }
                 case .authorise:
                     let status =
                         checkOnly
