@@ -350,7 +350,8 @@ final class ClientObject: ExportedObject {
     ///
     /// Options: `timeout` (u, milliseconds; default 30 000), `maximum-age` (u, milliseconds: a fix that recent is
     /// answered at once without starting any provider), `high-accuracy` (b). No fix in time fails with
-    /// `io.github.whereabouts1.Error.Timeout`; a refused app with `…Error.PermissionDenied`.
+    /// `io.github.whereabouts1.Error.Timeout`; the providers going away while it waits with
+    /// `…Error.LocationUnavailable`; a refused app with `…Error.PermissionDenied`.
     private func requestLocation(_ call: MethodCall) throws(DBusError) -> Reply {
         let options = call.arguments[0].stringKeyedEntries ?? [:]
         var timeout = ClientObject.defaultRequestTimeout
@@ -387,6 +388,17 @@ final class ClientObject: ExportedObject {
             if !wasServing { service.clientActivityChanged(self) }
         }
         return .later
+    }
+
+    /// Fails the waiting `RequestLocation` calls with `error`, leaving a started client as it is.
+    func failWaitingRequests(_ error: DBusError) {
+        guard !pendingRequests.isEmpty else { return }
+        for request in pendingRequests {
+            EventLoop.main.cancel(request.timer)
+            request.call.fail(error)
+        }
+        pendingRequests.removeAll()
+        if !active { service.clientActivityChanged(self) }
     }
 
     private func requestTimedOut(_ call: MethodCall) {

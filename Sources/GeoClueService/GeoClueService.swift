@@ -125,7 +125,13 @@ public final class GeoClueService {
         guard availableLevel != before else { return }
         emitAvailableLevel()
         let reason = level == .none ? "provider-lost" : "provider-available"
-        for client in clients.values { client.setAvailable(level != .none, reason: reason) }
+        for client in clients.values {
+            client.setAvailable(level != .none, reason: reason)
+            if level == .none {
+                client.failWaitingRequests(
+                    DBusError(name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
+            }
+        }
     }
 
     func emitAvailableLevel() {

@@ -176,3 +176,30 @@ struct NMEAStreamTests {
         #expect(!harness.daemonLog.contains("nmea: reading"))
     }
 }
+
+extension NMEAStreamTests {
+    @Test func aWaitingRequestFailsWithLocationUnavailableWhenTheStreamGoes() async throws {
+        let directory = try TemporaryDirectory.make(prefix: "whereabouts-nmea")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try NMEASocketServer(path: directory.appendingPathComponent("nmea.sock").path)
+        let harness = try DaemonHarness(config: "[network-nmea]\nenable=true\nnmea-socket=\(server.path)\n")
+        defer { harness.stop() }
+        try harness.startDaemon()
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let client = try await app.getClient()
+        try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string("whereabouts-test"))
+        try await app.set(client, GeoClueTestClient.clientInterface, "RequestedAccuracyLevel", .uint32(8))
+        let request = Task { @BusActor in
+            try await app.call(client, "io.github.whereabouts1.Client", "RequestLocation", [.vardict(["timeout": .uint32(8000)])])
+        }
+        // Accepting blocks: off the bus thread, which must go on serving the request.
+        try await Task.detached { try server.accept() }.value
+        server.dropClient()
+        let began = ContinuousClock.now
+        await expectDBusError("io.github.whereabouts1.Error.LocationUnavailable", containing: "went away") {
+            _ = try await request.value
+        }
+        #expect(ContinuousClock.now - began < .seconds(5), "failed at once, not at the timeout")
+    }
+}
