@@ -72,7 +72,8 @@ extension GeoClueService {
         }
     }
 
-    /// Asks the user, through polkit, to grant `kind` to `app`, and stores the outcome: a grant, or a refusal.
+    /// Asks the user, through polkit, to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. The
+    /// user's other clients of the app are re-checked, so that their status follows the decision.
     func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
         async -> Result<Void, AuthorisationFailure>
     {
@@ -92,6 +93,7 @@ extension GeoClueService {
         case .success(.challenge), .success(.no):
             storeDecision(.denied, uid: uid, app: app)
         }
+        await recheck(uid: uid, app: app)
         return .success(())
     }
 

@@ -23,4 +23,20 @@ struct AuthorisationStreamTests {
         #expect(watcher.log == "authorisedAlways\nnotDetermined\n", "\(watcher.log)")
         #expect(watcher.isRunning, "the sequence goes on after a change")
     }
+
+    @Test func aDecisionMadeElsewhereReachesTheStatusSequence() async throws {
+        let app = PolkitAuthorisationTests.app
+        let setup = try PolkitAuthorisationTests.Setup(rules: PolkitAuthorisationTests.rule("AUTH_SELF"))
+        defer { setup.stop() }
+        let watcher = try setup.polkit.spawn([
+            try ProjectPaths.product("whereabouts").path, "authorise", "--check", "--watch", "--desktop-id", app,
+        ])
+        defer { watcher.stop() }
+        try Wait.until("the first status", timeout: 15) { watcher.log.contains("notDetermined") }
+        // Nobody answers the prompt (there is no polkit agent), which is stored as a refusal.
+        let asked = try setup.cli(["authorise"])
+        #expect(asked.output.contains("denied"), "\(asked.output)")
+        try Wait.until("the decision to reach the sequence", timeout: 5) { watcher.log.contains("denied") }
+        #expect(watcher.log == "notDetermined\ndenied\n", "\(watcher.log)")
+    }
 }
