@@ -42,7 +42,8 @@ extension GeoClueService {
     static let promptTimeout: Duration = .seconds(300)
 
     /// The authorisation of `app` for the user of `busName`, from polkit, the stored decisions and the
-    /// configuration (``AuthorisationRule``).
+    /// configuration (``AuthorisationRule``); without polkit, from the configuration, the stored decisions and
+    /// whether the user has an agent to ask (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
     func authorisation(busName: String, uid: UInt32, app: String, level: AccuracyLevel) async
         -> Result<Authorisation, AuthorisationFailure>
     {
@@ -51,7 +52,9 @@ extension GeoClueService {
         var approximate = false
         if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
         guard let authoriser else {
-            return .success(Authorisation(status: permission == .disallowed ? .restricted : .authorisedAlways, approximate: approximate))
+            let status = AuthorisationRule.statusWithoutPolkit(
+                stored: stored, configuration: permission, agentRegistered: hasAgent(uid: uid))
+            return .success(Authorisation(status: status, approximate: approximate))
         }
         let details = ["app": app, "accuracy": String(level.rawValue)]
         async let always = authoriser.check(
@@ -72,10 +75,23 @@ extension GeoClueService {
         }
     }
 
-    /// Asks the user, through polkit, to grant `kind` to `app`, and stores the outcome: a grant, or a refusal.
+    /// Asks the user to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. Where the user has
+    /// a GeoClue agent, its `AuthorizeApp` is the prompt (an allowed level of city or coarser makes the grant
+    /// approximate); otherwise polkit asks, with user interaction allowed.
     func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
         async -> Result<Void, AuthorisationFailure>
     {
+        if hasAgent(uid: uid) {
+            switch await authorizeApp(uid: uid, app: app, level: level) {
+            case .failure(let failure):
+                return .failure(failure)
+            case .success(let allowed?):
+                storeDecision(.granted(kind, approximate: approximate || allowed <= .city), uid: uid, app: app)
+            case .success(nil):
+                storeDecision(.denied, uid: uid, app: app)
+            }
+            return .success(())
+        }
         guard let authoriser else { return .success(()) }
         let details = [
             "app": app, "accuracy": String(level.rawValue), "grant": kind.rawValue,
