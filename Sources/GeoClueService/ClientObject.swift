@@ -149,6 +149,7 @@ final class ClientObject: ExportedObject {
     /// `AccessDenied`, as GeoClue's; polkit, logind or the agent failing or silent denies with its reason.
     private func authorise(_ desktopId: String) async throws(DBusError) -> AccuracyLevel {
         try requireServices()
+        let holdsBefore = holds
         let uid = try await service.uid(of: owner)
         self.uid = uid
         guard service.client(id) === self else { throw .failed("the client was deleted") }
@@ -172,6 +173,14 @@ final class ClientObject: ExportedObject {
         switch admission {
         case .success(let level):
             try requireServices()
+            // A session or cap change that arrived during the checks wins; those the checks passed are over.
+            if holds.contains(.sessionInactive) && !holdsBefore.contains(.sessionInactive) {
+                throw .accessDenied(explain(.sessionInactive, desktopId, uid: uid))
+            }
+            if holds.contains(.agentDisabled) && !holdsBefore.contains(.agentDisabled) {
+                throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid))
+            }
+            holds.subtract([.sessionInactive, .agentDisabled])
             return level
         case .failure(let refusal):
             throw .accessDenied(explain(refusal, desktopId, uid: uid))
@@ -403,7 +412,7 @@ final class ClientObject: ExportedObject {
             resume(.agentDisabled, reason: "agent-enabled")
             return
         }
-        guard active, level != servedLevel else { return }
+        guard isServing, level != servedLevel else { return }
         service.logger.info("\(path) ('\(desktopId ?? "")') is now served at level \(level.rawValue)")
         servedLevel = level
         service.clientActivityChanged(self)
