@@ -4,7 +4,8 @@ import WhereaboutsCore
 
 /// Asks the system's policy (polkit) whether a connection may do an action.
 ///
-/// The daemon passes polkit; a service made without one lets the configuration alone decide.
+/// The daemon passes polkit; a service made without one lets the configuration, the stored decisions and the
+/// users' GeoClue agents decide (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
 @BusActor
 public protocol Authoriser: AnyObject, Sendable {
     /// polkit's answer for `action` about the connection `busName`, or a message saying why there is none.

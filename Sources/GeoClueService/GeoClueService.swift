@@ -66,8 +66,9 @@ public final class GeoClueService {
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
-    /// A service on `connection`; `authoriser` is polkit (nil: the configuration alone decides), `grantFile`
-    /// keeps the users' decisions and `servicesSwitch` the location services switch.
+    /// A service on `connection`; `authoriser` is polkit (nil: the configuration, the stored decisions and the
+    /// users' GeoClue agents decide, as in GeoClue), `grantFile` keeps the users' decisions and `servicesSwitch`
+    /// the location services switch.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil
