@@ -42,7 +42,7 @@ if [ "$source_kind" = static ]; then
 else
     printf '[replay]\nenable=true\npath=%s\nspeed=1\n' "$PWD/demo/track.gpx" >"$work/whereabouts.conf"
 fi
-# No polkitd runs on the private bus: the configuration alone authorises.
+# No polkitd runs on the private bus: without polkit, an app nothing refuses is authorised.
 printf '[authorisation]\npolkit=false\ngrants=%s/grants\n' "$work" >>"$work/whereabouts.conf"
 
 dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --print-address=3 3>"$work/address" >/dev/null 2>&1 &

@@ -22,7 +22,7 @@ disown
 for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
 export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system_bus_socket"
 printf '[static-source]\nenable=true\npath=%s\n' "$PWD/demo/geolocation" >"$work/whereabouts.conf"
-# No polkitd runs on the private bus: the configuration alone authorises.
+# No polkitd runs on the private bus: without polkit, an app nothing refuses is authorised.
 printf '[authorisation]\npolkit=false\ngrants=%s/grants\n' "$work" >>"$work/whereabouts.conf"
 
 owns() {

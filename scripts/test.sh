@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_swift
-ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec "${BUILD_PACKAGES[@]}"
+ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock \
+    "${BUILD_PACKAGES[@]}"
 swift build --build-tests
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

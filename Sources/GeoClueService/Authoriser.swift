@@ -4,7 +4,8 @@ import WhereaboutsCore
 
 /// Asks the system's policy (polkit) whether a connection may do an action.
 ///
-/// The daemon passes polkit; a service made without one lets the configuration alone decide.
+/// The daemon passes polkit; a service made without one lets the configuration, the stored decisions and the
+/// users' GeoClue agents decide (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
 @BusActor
 public protocol Authoriser: AnyObject, Sendable {
     /// polkit's answer for `action` about the connection `busName`, or a message saying why there is none.
@@ -42,7 +43,8 @@ extension GeoClueService {
     static let promptTimeout: Duration = .seconds(300)
 
     /// The authorisation of `app` for the user of `busName`, from polkit, the stored decisions and the
-    /// configuration (``AuthorisationRule``).
+    /// configuration (``AuthorisationRule``); without polkit, from the configuration, the stored decisions and
+    /// whether the user has an agent to ask (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
     func authorisation(busName: String, uid: UInt32, app: String, level: AccuracyLevel) async
         -> Result<Authorisation, AuthorisationFailure>
     {
@@ -51,7 +53,9 @@ extension GeoClueService {
         var approximate = false
         if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
         guard let authoriser else {
-            return .success(Authorisation(status: permission == .disallowed ? .restricted : .authorisedAlways, approximate: approximate))
+            let status = AuthorisationRule.statusWithoutPolkit(
+                stored: stored, configuration: permission, agentRegistered: hasAgent(uid: uid))
+            return .success(Authorisation(status: status, approximate: approximate))
         }
         let details = ["app": app, "accuracy": String(level.rawValue)]
         async let always = authoriser.check(
@@ -72,11 +76,25 @@ extension GeoClueService {
         }
     }
 
-    /// Asks the user, through polkit, to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. The
-    /// user's other clients of the app are re-checked, so that their status follows the decision.
+    /// Asks the user to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. Where the user has
+    /// a GeoClue agent, its `AuthorizeApp` is the prompt (an allowed level of city or coarser makes the grant
+    /// approximate); otherwise polkit asks, with user interaction allowed. The user's other clients of the app are
+    /// re-checked, so that their status follows the decision.
     func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
         async -> Result<Void, AuthorisationFailure>
     {
+        if hasAgent(uid: uid) {
+            switch await authorizeApp(uid: uid, app: app, level: level) {
+            case .failure(let failure):
+                return .failure(failure)
+            case .success(let allowed?):
+                storeDecision(.granted(kind, approximate: approximate || allowed <= .city), uid: uid, app: app)
+            case .success(nil):
+                storeDecision(.denied, uid: uid, app: app)
+            }
+            await recheck(uid: uid, app: app)
+            return .success(())
+        }
         guard let authoriser else { return .success(()) }
         let details = [
             "app": app, "accuracy": String(level.rawValue), "grant": kind.rawValue,

@@ -35,9 +35,14 @@ final class ClientObject: ExportedObject {
     private var monitoringTimer: TimerID?
     private var available: Bool
     private var starting = false
-    /// True when the service stopped this started client (location services switched off) and starts it again
-    /// by itself when that ends.
+    /// True when a hold stopped this started client, which starts again by itself when every hold ends.
     private var resumesLater = false
+    /// What holds the client now.
+    private var holds: Set<Hold> = []
+    /// The level the user's agent allowed this app with `AuthorizeApp` for the current start, if it was asked.
+    private var agentAllowance: AccuracyLevel?
+    /// The owner's Unix user, once known.
+    private var uid: UInt32?
     private var streamed = ObjectSet(kind: "Location")
     private var answers = ObjectSet(kind: "Request")
     private var lastSignalled: Fix?
@@ -131,6 +136,7 @@ final class ClientObject: ExportedObject {
         case "CheckAuthorisation": return try checkAuthorisation(call)
         default:
             resumesLater = false
+            agentAllowance = nil
             stop()
             return .values([])
         }
@@ -138,11 +144,14 @@ final class ClientObject: ExportedObject {
 
     // MARK: Start and Stop
 
-    /// Checks the caller's app against the configuration and polkit, answering as soon as they have; never waits
-    /// for an agent. A refusal is `AccessDenied`, as GeoClue's; polkit absent or silent denies with its reason.
-    private func authorise(_ desktopId: String) async throws(DBusError) {
+    /// Checks the caller's app against the configuration, polkit or the stored decisions, the user's agent and the
+    /// login session, and returns the level to serve it at; never waits for an agent to register. A refusal is
+    /// `AccessDenied`, as GeoClue's; polkit, logind or the agent failing or silent denies with its reason.
+    private func authorise(_ desktopId: String) async throws(DBusError) -> AccuracyLevel {
         try requireServices()
+        let holdsBefore = holds
         let uid = try await service.uid(of: owner)
+        self.uid = uid
         guard service.client(id) === self else { throw .failed("the client was deleted") }
         if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
             service.logger.notice("'\(desktopId)' disallowed by configuration")
@@ -150,10 +159,57 @@ final class ClientObject: ExportedObject {
             throw .accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
         }
         try await refreshAuthorisation(desktopId, uid: uid)
-        guard authorisation.status.isAuthorised else {
-            throw .accessDenied("'\(desktopId)' is not authorised for location (\(authorisation.status.rawValue))")
+        let cap = await service.accuracyCap(uid: uid)
+        if cap == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
+        if authorisation.status == .notDetermined, agentAllowance == nil, service.hasAgent(uid: uid) {
+            try await askAgent(desktopId, uid: uid)
         }
-        try requireServices()
+        let session: LoginSession =
+            AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
+            ? try await service.loginSession(of: owner) : .unknown
+        let admission = AuthorisationRule.admission(
+            status: authorisation.status, approximate: authorisation.approximate, agentAllowance: agentAllowance,
+            requested: AccuracyLevel(clampingRequested: requestedLevel), session: session, cap: cap)
+        switch admission {
+        case .success(let level):
+            try requireServices()
+            // A session or cap change that arrived during the checks wins; those the checks passed are over.
+            if holds.contains(.sessionInactive) && !holdsBefore.contains(.sessionInactive) {
+                throw .accessDenied(explain(.sessionInactive, desktopId, uid: uid))
+            }
+            if holds.contains(.agentDisabled) && !holdsBefore.contains(.agentDisabled) {
+                throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid))
+            }
+            holds.subtract([.sessionInactive, .agentDisabled])
+            return level
+        case .failure(let refusal):
+            throw .accessDenied(explain(refusal, desktopId, uid: uid))
+        }
+    }
+
+    /// Asks the user's agent, as GeoClue does at `Start`, whether `desktopId` may have location; the answer
+    /// holds for this start only (the agent keeps its own memory).
+    private func askAgent(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+        let requested = AccuracyLevel(clampingRequested: requestedLevel)
+        switch await service.authorizeApp(uid: uid, app: desktopId, level: requested) {
+        case .success(let allowed?):
+            agentAllowance = allowed
+        case .success(nil):
+            throw .accessDenied(
+                "Agent rejected '\(desktopId)' for user '\(uid)'. Please ensure that '\(desktopId)' has installed a valid \(desktopId).desktop file.")
+        case .failure(let failure):
+            throw .accessDenied("cannot ask the agent: \(failure.message)")
+        }
+    }
+
+    /// The message a refusal fails with (GeoClue's wording where GeoClue has one).
+    private func explain(_ refusal: Refusal, _ desktopId: String, uid: UInt32) -> String {
+        switch refusal {
+        case .notAuthorised(let status): "'\(desktopId)' is not authorised for location (\(status.rawValue))"
+        case .sessionInactive: "'\(desktopId)' is authorised when in use, and its login session is not active"
+        case .outsideSession: "'\(desktopId)' is authorised when in use, and its process is in no login session"
+        case .disabledByAgent: "Geolocation disabled for UID \(uid)"
+        }
     }
 
     /// Fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
@@ -180,10 +236,12 @@ final class ClientObject: ExportedObject {
             interface: Whereabouts.clientInterface)
     }
 
-    /// The level a client is served at: the requested level, no finer than city for an approximate grant.
-    private var grantedLevel: AccuracyLevel {
-        let requested = AccuracyLevel(clampingRequested: requestedLevel)
-        return authorisation.approximate ? min(requested, .city) : requested
+    /// The finest level the client may get, its login session aside: the requested level, no finer than city for
+    /// an approximate grant, than the agent's allowance for this start, or than the user's agent cap.
+    private var permittedLevel: AccuracyLevel {
+        AuthorisationRule.permittedLevel(
+            requested: AccuracyLevel(clampingRequested: requestedLevel), approximate: authorisation.approximate,
+            agentAllowance: agentAllowance, cap: uid.flatMap { service.knownCap(uid: $0) })
     }
 
     /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
@@ -229,7 +287,7 @@ final class ClientObject: ExportedObject {
                 let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
                 if !satisfied && held != .restricted {
                     let result = await service.requestGrant(
-                        kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: grantedLevel)
+                        kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: permittedLevel)
                     if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
                     try await refreshAuthorisation(desktopId, uid: uid)
                 }
@@ -250,8 +308,8 @@ final class ClientObject: ExportedObject {
         Task { @BusActor in
             defer { self.starting = false }
             do throws(DBusError) {
-                try await authorise(desktopId)
-                activate()
+                let level = try await authorise(desktopId)
+                activate(at: level)
                 call.reply()
                 serve()
             } catch {
@@ -261,12 +319,12 @@ final class ClientObject: ExportedObject {
         return .later
     }
 
-    /// Makes the client active at its granted level, telling the owner.
-    private func activate() {
+    /// Makes the client active at `level`, telling the owner.
+    private func activate(at level: AccuracyLevel) {
         active = true
         resumesLater = false
         hasFixSinceStart = false
-        servedLevel = grantedLevel
+        servedLevel = level
         emitChanged(["Active": .boolean(true)], interface: GeoClue.clientInterface)
     }
 
@@ -278,32 +336,87 @@ final class ClientObject: ExportedObject {
 
     // MARK: Holds
 
-    /// Stops the client for a reason outside it (`services-disabled`): waiting requests fail with `error`, a
-    /// started client becomes inactive and starts again by itself at ``resume(reason:)``, and the owner hears
+    /// Why the service holds a client: it keeps the client but serves it nothing until every hold ends.
+    enum Hold: Hashable {
+        /// Location services are switched off.
+        case servicesDisabled
+        /// The app is authorised *when in use*, and its login session is not active.
+        case sessionInactive
+        /// The user's agent allows no location (`MaxAccuracyLevel` 0).
+        case agentDisabled
+    }
+
+    /// Holds the client for a reason outside it: waiting requests fail with `error`, a started client becomes
+    /// inactive and starts again by itself once every hold has ended (``resume(_:reason:)``), and the owner hears
     /// `AvailabilityChanged(false, reason)`.
-    func suspend(reason: String, failing error: DBusError) {
+    func suspend(_ hold: Hold, reason: String, failing error: DBusError) {
+        holds.insert(hold)
         if active { resumesLater = true }
         halt(failing: error)
         setAvailable(false, reason: reason)
     }
 
-    /// Ends a hold: the owner hears whether location is available again, and a client the hold stopped starts
-    /// again once its app is still authorised.
-    func resume(reason: String) {
+    /// Ends a hold. Once none is left, the owner hears whether location is available again, and a client the
+    /// holds stopped starts again if its app is still authorised.
+    func resume(_ hold: Hold, reason: String) {
+        holds.remove(hold)
+        guard holds.isEmpty else { return }
         setAvailable(service.availableLevel != .none, reason: reason)
         guard resumesLater, !active, !starting, let desktopId else { return }
-        resumesLater = false
         starting = true
         Task { @BusActor in
             defer { self.starting = false }
             do throws(DBusError) {
-                try await authorise(desktopId)
-                activate()
+                let level = try await authorise(desktopId)
+                // A hold may have come back, or the owner stopped the client, meanwhile.
+                guard holds.isEmpty, resumesLater else { return }
+                activate(at: level)
                 serve()
             } catch {
+                if holds.isEmpty { resumesLater = false }
                 service.logger.info("\(path) ('\(desktopId)') stays stopped: \(error.message)")
             }
         }
+    }
+
+    /// The process's login session became active or inactive: a client served only *when in use* is held while
+    /// it is inactive (`AvailabilityChanged(false, "session-inactive")`) and resumes when it is active again
+    /// (`"session-active"`).
+    func sessionChanged(active sessionActive: Bool) {
+        guard let desktopId, AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
+        else { return }
+        if sessionActive {
+            resume(.sessionInactive, reason: "session-active")
+        } else {
+            suspend(
+                .sessionInactive, reason: "session-inactive",
+                failing: DBusError(
+                    name: Whereabouts.Error.permissionDenied,
+                    message: explain(.sessionInactive, desktopId, uid: uid ?? 0)))
+        }
+    }
+
+    /// The user's agent cap changed (or its agent left): a running client is served at the new level at once
+    /// (the latest fix is sent again at that level, the providers follow); a cap of 0 holds the client
+    /// (`AvailabilityChanged(false, "agent-disabled")`) until the cap rises (`"agent-enabled"`).
+    func capChanged() {
+        let level = permittedLevel
+        if level == .none {
+            suspend(
+                .agentDisabled, reason: "agent-disabled",
+                failing: DBusError(
+                    name: Whereabouts.Error.permissionDenied, message: explain(.disabledByAgent, desktopId ?? "", uid: uid ?? 0)))
+            return
+        }
+        if holds.contains(.agentDisabled) {
+            resume(.agentDisabled, reason: "agent-enabled")
+            return
+        }
+        guard isServing, level != servedLevel else { return }
+        service.logger.info("\(path) ('\(desktopId ?? "")') is now served at level \(level.rawValue)")
+        servedLevel = level
+        service.clientActivityChanged(self)
+        if let fix = service.lastFix { stream(fix) }
     }
 
     /// Fails the waiting requests with `error` and stops the client.
@@ -319,7 +432,8 @@ final class ClientObject: ExportedObject {
     }
 
     /// Recomputes the authorisation after it changed elsewhere; a client no longer authorised stops at once,
-    /// fails its waiting requests and hears `AvailabilityChanged(false, "authorisation-changed")`.
+    /// fails its waiting requests and hears `AvailabilityChanged(false, "authorisation-changed")`. A client now
+    /// authorised only *when in use* is held if its login session is not active.
     func recheckAuthorisation(uid: UInt32) async {
         guard let desktopId else { return }
         do {
@@ -327,8 +441,15 @@ final class ClientObject: ExportedObject {
         } catch {
             update(Authorisation(status: .notDetermined, approximate: false))
         }
+        if AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance) {
+            guard isServing || resumesLater else { return }
+            let session = (try? await service.loginSession(of: owner)) ?? .outside
+            if session == .inactive || session == .outside { sessionChanged(active: false) }
+            return
+        }
         guard !authorisation.status.isAuthorised else { return }
         resumesLater = false
+        agentAllowance = nil
         halt(failing: DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked"))
         service.connection.emitSignal(
             path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
@@ -368,8 +489,9 @@ final class ClientObject: ExportedObject {
         }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
         Task { @BusActor in
+            let level: AccuracyLevel
             do throws(DBusError) {
-                try await authorise(desktopId)
+                level = try await authorise(desktopId)
             } catch {
                 let denied = error.name == DBusError.Name.accessDenied
                 call.fail(denied ? DBusError(name: Whereabouts.Error.permissionDenied, message: error.message) : error)
@@ -378,11 +500,11 @@ final class ClientObject: ExportedObject {
             if let maximumAge, let cached = service.lastFix,
                 service.clock.wallNow.since(cached.timestamp) <= maximumAge
             {
-                call.reply([.objectPath(answer(with: cached))])
+                call.reply([.objectPath(answer(with: cached, at: level))])
                 return
             }
             let timer = EventLoop.main.schedule(after: timeout) { [weak self] in self?.requestTimedOut(call) }
-            if !active { servedLevel = grantedLevel }
+            if !active { servedLevel = level }
             let wasServing = isServing
             pendingRequests.append(PendingRequest(call: call, timer: timer))
             if !wasServing { service.clientActivityChanged(self) }
@@ -407,9 +529,9 @@ final class ClientObject: ExportedObject {
         if !isServing { service.clientActivityChanged(self) }
     }
 
-    /// Publishes `fix` as the answer to a request and returns its path.
-    private func answer(with fix: Fix) -> ObjectPath {
-        let object = answers.add(coarsen(fix, to: grantedLevel), owner: owner, in: service, under: path)
+    /// Publishes `fix`, served at `level`, as the answer to a request and returns its path.
+    private func answer(with fix: Fix, at level: AccuracyLevel) -> ObjectPath {
+        let object = answers.add(coarsen(fix, to: level), owner: owner, in: service, under: path)
         return object.path
     }
 
@@ -420,13 +542,18 @@ final class ClientObject: ExportedObject {
         if !pendingRequests.isEmpty {
             let waiting = pendingRequests
             pendingRequests.removeAll()
-            let answerPath = answer(with: fix)
+            let answerPath = answer(with: fix, at: servedLevel)
             for request in waiting {
                 EventLoop.main.cancel(request.timer)
                 request.call.reply([.objectPath(answerPath)])
             }
             if !active { service.clientActivityChanged(self) }
         }
+        stream(fix)
+    }
+
+    /// Signals `fix` to a started client at its served level, by the threshold rules.
+    private func stream(_ fix: Fix) {
         guard active else { return }
         hasFixSinceStart = true
         let served = coarsen(fix, to: servedLevel)
@@ -450,8 +577,9 @@ final class ClientObject: ExportedObject {
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
     }
 
-    /// Updates `Available` and tells the owner why it changed.
+    /// Updates `Available` (false while the client is held) and tells the owner why it changed.
     func setAvailable(_ value: Bool, reason: String) {
+        let value = value && holds.isEmpty
         guard value != available else { return }
         available = value
         emitChanged(["Available": .boolean(value)], interface: Whereabouts.clientInterface)
@@ -463,8 +591,9 @@ final class ClientObject: ExportedObject {
     /// `LastLocation`: the latest fix any provider produced, even an old one, as an object marked stale at
     /// `…/LastLocation`; made when read, so clients that never ask cost nothing; `/` before any fix.
     private func lastKnownPath() -> ObjectPath {
-        guard service.servicesEnabled, let fix = service.lastFix else { return .root }
-        let served = coarsen(fix, to: grantedLevel)
+        let level = permittedLevel
+        guard service.servicesEnabled, holds.isEmpty, level != .none, let fix = service.lastFix else { return .root }
+        let served = coarsen(fix, to: level)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
         let object = LocationObject(path: path.appending("LastLocation"), owner: owner, fix: served, stale: true)
         lastKnown = object

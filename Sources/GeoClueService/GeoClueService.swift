@@ -1,4 +1,5 @@
 import DBus
+import Glibc
 import Loop
 import WhereaboutsCore
 import WhereaboutsStorage
@@ -34,12 +35,18 @@ public final class GeoClueService {
     private var clientsByOwner: [String: [UInt32]] = [:]
     private var clientsByUser: [UInt32: Int] = [:]
     private var lastClientID: UInt32 = 0
-    private var uids: [String: UInt32] = [:]
+    /// The user and process of each connection that asked for something, while it is connected.
+    private var peers: [String: (uid: UInt32, pid: UInt32?)] = [:]
     /// Connections whose Unix user is being asked of the bus, and how many times.
     private var lookups: [String: Int] = [:]
     /// Connections that went away while their Unix user was being asked.
     private var vanishedDuringLookup: Set<String> = []
-    private var agents: [UInt32: (busName: String, id: String)] = [:]
+    /// The GeoClue agent of each user.
+    var agents: [UInt32: Agent] = [:]
+    /// How long an agent may take to answer.
+    let agentTimeout: Duration
+    /// The login sessions of client processes, for *when in use*.
+    let sessions: SessionMonitor
     private(set) var inUse = false
     /// The best level the providers can deliver now.
     private var providersLevel: AccuracyLevel = .none
@@ -59,8 +66,9 @@ public final class GeoClueService {
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
-    /// A service on `connection`; `authoriser` is polkit (nil: the configuration alone decides), `grantFile`
-    /// keeps the users' decisions and `servicesSwitch` the location services switch.
+    /// A service on `connection`; `authoriser` is polkit (nil: the configuration, the stored decisions and the
+    /// users' GeoClue agents decide, as in GeoClue), `grantFile` keeps the users' decisions and `servicesSwitch`
+    /// the location services switch.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil
@@ -75,6 +83,17 @@ public final class GeoClueService {
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
         if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
         if !servicesEnabled { logger.notice("location services are switched off") }
+        agentTimeout = GeoClueService.agentTimeoutFromEnvironment() ?? GeoClueService.defaultAgentTimeout
+        sessions = SessionMonitor(connection: connection, logger: logger)
+        sessions.onChange = { [weak self] path, active in self?.sessionChanged(path, active: active) }
+    }
+
+    /// `WHEREABOUTS_AGENT_TIMEOUT_MS`, when set to a whole number of milliseconds.
+    private static func agentTimeoutFromEnvironment() -> Duration? {
+        guard let text = getenv("WHEREABOUTS_AGENT_TIMEOUT_MS"), let milliseconds = Int(String(cString: text)),
+            milliseconds > 0
+        else { return nil }
+        return .milliseconds(milliseconds)
     }
 
     /// `AvailableAccuracyLevel`: the providers' best level, or none while location services are off.
@@ -158,10 +177,10 @@ public final class GeoClueService {
         if providersLevel != .none { emitAvailableLevel() }
         for client in clients.values {
             if enabled {
-                client.resume(reason: "services-enabled")
+                client.resume(.servicesDisabled, reason: "services-enabled")
             } else {
                 client.suspend(
-                    reason: "services-disabled",
+                    .servicesDisabled, reason: "services-disabled",
                     failing: DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
             }
         }
@@ -211,15 +230,16 @@ public final class GeoClueService {
         clients[client.id] = nil
         clientsByOwner[client.owner]?.removeAll { $0 == client.id }
         if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
-        if let uid = uids[client.owner], let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
+        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
         if wasActive { recomputeActivity() }
         onClientCountChanged?(clients.count)
     }
 
     private func peerVanished(_ name: String) {
-        defer { uids[name] = nil }
+        defer { peers[name] = nil }
         if lookups[name] != nil { vanishedDuringLookup.insert(name) }
-        for (uid, agent) in agents where agent.busName == name { agents[uid] = nil }
+        sessions.forget(name)
+        agentVanished(name)
         if simulation?.owner == name { endSimulation(reason: "stopped") }
         guard let owned = clientsByOwner[name] else { return }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
@@ -237,8 +257,20 @@ public final class GeoClueService {
 
     /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
     func recheck(uid: UInt32, app: String) async {
-        for client in clients.values where client.desktopId == app && uids[client.owner] == uid {
+        for client in clients.values where client.desktopId == app && peers[client.owner]?.uid == uid {
             await client.recheckAuthorisation(uid: uid)
+        }
+    }
+
+    /// Applies a new agent cap (or its end) to every client of `uid`.
+    func agentCapChanged(uid: UInt32) {
+        for client in clients.values where peers[client.owner]?.uid == uid { client.capChanged() }
+    }
+
+    /// Holds or resumes the clients whose process is in the login session at `path`.
+    private func sessionChanged(_ path: ObjectPath, active: Bool) {
+        for client in clients.values where sessions.sessionPath(of: client.owner) == path {
+            client.sessionChanged(active: active)
         }
     }
 
@@ -298,23 +330,35 @@ public final class GeoClueService {
     /// A connection that goes away while the bus is being asked fails the lookup, so that nothing is created or
     /// remembered for it after its clients were dropped.
     func uid(of name: String) async throws(DBusError) -> UInt32 {
-        if let known = uids[name] { return known }
+        try await credentials(of: name).uid
+    }
+
+    /// The Unix user and process of the connection `name`, asked of the bus once and remembered while it is
+    /// connected.
+    private func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
+        if let known = peers[name] { return known }
         lookups[name, default: 0] += 1
         defer {
             let remaining = (lookups[name] ?? 1) - 1
             lookups[name] = remaining > 0 ? remaining : nil
             if remaining == 0 { vanishedDuringLookup.remove(name) }
         }
-        let uid = try await connection.credentials(of: name).uid
+        let credentials = try await connection.credentials(of: name)
         guard !vanishedDuringLookup.contains(name) else {
             throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
         }
-        uids[name] = uid
-        return uid
+        peers[name] = credentials
+        return credentials
     }
 
-    func registerAgent(busName: String, id: String, uid: UInt32) {
-        agents[uid] = (busName, id)
-        logger.info("agent \(id) registered by \(busName) for UID \(uid)")
+    /// The login session of the connection `name`'s process (``SessionMonitor``).
+    func loginSession(of name: String) async throws(DBusError) -> LoginSession {
+        let (uid, pid) = try await credentials(of: name)
+        switch await sessions.session(of: name, pid: pid, uid: uid) {
+        case .success(let session): return session
+        case .failure(let failure):
+            logger.warning("logind: \(failure.message)")
+            throw .accessDenied("cannot check the login session: \(failure.message)")
+        }
     }
 }

@@ -71,13 +71,97 @@ public enum AuthorisationRule {
         return .notDetermined
     }
 
-    /// Whether a client with `status` may receive fixes now, given whether its login session is active
-    /// (nil: the caller is in no session).
-    public static func mayReceive(_ status: AuthorisationStatus, sessionActive: Bool?) -> Bool {
-        switch status {
-        case .authorisedAlways: true
-        case .authorisedWhenInUse: sessionActive == true
-        default: false
+    /// The status without polkit (`[authorisation] polkit=false`), as GeoClue decides: the configuration refusing
+    /// the app gives `restricted` and `allowed=true` gives `authorisedAlways`; otherwise the user's stored decision
+    /// stands; an app nobody decided about is `notDetermined` while the user has an agent, which is asked at
+    /// `Start`, and `authorisedAlways` without one, as GeoClue lets apps in when no agent runs.
+    public static func statusWithoutPolkit(stored: StoredDecision?, configuration: AppPermission, agentRegistered: Bool)
+        -> AuthorisationStatus
+    {
+        switch (configuration, stored) {
+        case (.disallowed, _): .restricted
+        case (.allowed, _): .authorisedAlways
+        case (_, .granted(let kind, _)?): kind.status
+        case (_, .denied?): .denied
+        case (_, nil): agentRegistered ? .notDetermined : .authorisedAlways
         }
     }
+
+    /// The finest level a GeoClue agent's `u` accuracy value allows (`MaxAccuracyLevel`, or `AuthorizeApp`'s
+    /// `allowed_accuracy_level`): the largest level not above it, `none` for 0.
+    public static func level(fromAgentValue value: UInt32) -> AccuracyLevel {
+        AccuracyLevel.allCases.last { $0.rawValue <= value } ?? .none
+    }
+
+    /// The level a client may be served at, before its login session is considered: what it requested, no finer
+    /// than city for an approximate grant, than what the agent allowed for this start, and than the user's agent
+    /// cap (`MaxAccuracyLevel`). `none` when the cap is 0.
+    public static func permittedLevel(
+        requested: AccuracyLevel, approximate: Bool, agentAllowance: AccuracyLevel?, cap: AccuracyLevel?
+    ) -> AccuracyLevel {
+        var level = requested
+        if approximate { level = min(level, .city) }
+        if let agentAllowance { level = min(level, agentAllowance) }
+        if let cap { level = min(level, cap) }
+        return level
+    }
+
+    /// Whether a client may receive fixes now, and at which level.
+    ///
+    /// An app is served when it is authorised, or when it is `notDetermined` and the user's agent allowed it for
+    /// this start (`agentAllowance`, which then counts as *when in use*). *When in use* needs the process's login
+    /// session to be active (or logind to be absent, when nobody can tell); *always* ignores sessions. The level
+    /// is ``permittedLevel(requested:approximate:agentAllowance:cap:)``; a cap of 0 refuses.
+    public static func admission(
+        status: AuthorisationStatus, approximate: Bool, agentAllowance: AccuracyLevel?, requested: AccuracyLevel,
+        session: LoginSession, cap: AccuracyLevel?
+    ) -> Result<AccuracyLevel, Refusal> {
+        switch status {
+        case .authorisedAlways: break
+        case .authorisedWhenInUse: if let refusal = session.refusal { return .failure(refusal) }
+        case .notDetermined where agentAllowance != nil: if let refusal = session.refusal { return .failure(refusal) }
+        default: return .failure(.notAuthorised(status))
+        }
+        let level = permittedLevel(requested: requested, approximate: approximate, agentAllowance: agentAllowance, cap: cap)
+        return level == .none ? .failure(.disabledByAgent) : .success(level)
+    }
+
+    /// True when `status` (with an agent's allowance for this start, if any) is served only while the login
+    /// session is active.
+    public static func followsSession(_ status: AuthorisationStatus, agentAllowance: AccuracyLevel?) -> Bool {
+        status == .authorisedWhenInUse || (status == .notDetermined && agentAllowance != nil)
+    }
+}
+
+/// What logind says about the login session of a client's process.
+public enum LoginSession: Sendable, Equatable {
+    /// The session is the active one of its seat (or has no seat and is online).
+    case active
+    /// The session exists but is not active: locked away behind another user's, or switched away from.
+    case inactive
+    /// The process belongs to no login session, and its user has no graphical one.
+    case outside
+    /// logind is not on the bus, so nobody can tell; *when in use* then holds.
+    case unknown
+
+    /// Why *when in use* is refused in this session, or nil when it holds.
+    var refusal: Refusal? {
+        switch self {
+        case .active, .unknown: nil
+        case .inactive: .sessionInactive
+        case .outside: .outsideSession
+        }
+    }
+}
+
+/// Why a client may not receive fixes now.
+public enum Refusal: Error, Sendable, Equatable {
+    /// The app is not authorised (nor allowed by the agent for this start).
+    case notAuthorised(AuthorisationStatus)
+    /// *When in use*, and the process's login session is not active.
+    case sessionInactive
+    /// *When in use*, and the process is in no login session.
+    case outsideSession
+    /// The user's agent allows no location (`MaxAccuracyLevel` 0).
+    case disabledByAgent
 }

@@ -202,9 +202,10 @@ public struct AuthorisationConfig: Sendable, Equatable {
     /// The default grants file.
     public static let defaultGrantsPath = "/var/lib/whereabouts/grants"
 
-    /// `polkit=` (default true): ask polkit. With `polkit=false` only the configuration decides, as GeoClue
-    /// without an agent would: apps it does not refuse are `authorisedAlways`. Meant for machines without polkit
-    /// and for the demo; a missing or failing polkit with `polkit=true` denies.
+    /// `polkit=` (default true): ask polkit. With `polkit=false` the app entries, the users' stored decisions and
+    /// their GeoClue agents decide, as in GeoClue: an app entry's `allowed=` first, then a stored decision, then
+    /// the user's agent (asked at `Start`); an app none of them decides is `authorisedAlways`. Meant for machines
+    /// without polkit and for the demo; a missing or failing polkit with `polkit=true` denies.
     public var usesPolkit = true
     /// `grants=`: where the users' decisions are kept.
     public var grantsPath = AuthorisationConfig.defaultGrantsPath

@@ -39,7 +39,7 @@ enum Daemon {
         }
         let authorisation = configuration.authorisation
         if !authorisation.usesPolkit {
-            logger.notice("[authorisation] polkit=false: the configuration alone decides which apps get location")
+            logger.notice("[authorisation] polkit=false: app entries, stored decisions and GeoClue agents decide which apps get location")
         }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, logger: logger,

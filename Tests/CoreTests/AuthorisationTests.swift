@@ -36,15 +36,67 @@ struct AuthorisationRuleTests {
                 == expected)
     }
 
-    @Test func whenInUseNeedsAnActiveSession() {
-        #expect(AuthorisationRule.mayReceive(.authorisedAlways, sessionActive: nil))
-        #expect(AuthorisationRule.mayReceive(.authorisedAlways, sessionActive: false))
-        #expect(AuthorisationRule.mayReceive(.authorisedWhenInUse, sessionActive: true))
-        #expect(!AuthorisationRule.mayReceive(.authorisedWhenInUse, sessionActive: false))
-        #expect(!AuthorisationRule.mayReceive(.authorisedWhenInUse, sessionActive: nil))
-        for status in [AuthorisationStatus.notDetermined, .restricted, .denied] {
-            #expect(!AuthorisationRule.mayReceive(status, sessionActive: true))
+    @Test func withoutPolkitTheConfigurationTheStoreAndTheAgentDecide() {
+        func status(_ stored: StoredDecision?, _ configuration: AppPermission, agent: Bool) -> AuthorisationStatus {
+            AuthorisationRule.statusWithoutPolkit(stored: stored, configuration: configuration, agentRegistered: agent)
         }
+        #expect(status(.granted(.always, approximate: false), .disallowed, agent: false) == .restricted)
+        #expect(status(.denied, .allowed, agent: true) == .authorisedAlways)
+        #expect(status(.granted(.whenInUse, approximate: true), .askAgent, agent: false) == .authorisedWhenInUse)
+        #expect(status(.granted(.always, approximate: false), .askAgent, agent: true) == .authorisedAlways)
+        #expect(status(.denied, .askAgent, agent: false) == .denied)
+        #expect(status(nil, .askAgent, agent: true) == .notDetermined)
+        #expect(status(nil, .askAgent, agent: false) == .authorisedAlways)
+    }
+
+    @Test func agentValuesMapToTheLevelNotAboveThem() {
+        let expected: [UInt32: AccuracyLevel] = [
+            0: .none, 1: .country, 2: .country, 3: .country, 4: .city, 5: .neighborhood, 6: .street, 7: .street,
+            8: .exact, 9: .exact, .max: .exact,
+        ]
+        for (value, level) in expected { #expect(AuthorisationRule.level(fromAgentValue: value) == level, "\(value)") }
+    }
+
+    static func admit(
+        _ status: AuthorisationStatus, session: LoginSession, allowance: AccuracyLevel? = nil, cap: AccuracyLevel? = nil,
+        approximate: Bool = false, requested: AccuracyLevel = .exact
+    ) -> Result<AccuracyLevel, Refusal> {
+        AuthorisationRule.admission(
+            status: status, approximate: approximate, agentAllowance: allowance, requested: requested, session: session,
+            cap: cap)
+    }
+
+    @Test func whenInUseNeedsAnActiveSessionOrNoLogind() {
+        #expect(Self.admit(.authorisedWhenInUse, session: .active) == .success(.exact))
+        #expect(Self.admit(.authorisedWhenInUse, session: .unknown) == .success(.exact))
+        #expect(Self.admit(.authorisedWhenInUse, session: .inactive) == .failure(.sessionInactive))
+        #expect(Self.admit(.authorisedWhenInUse, session: .outside) == .failure(.outsideSession))
+        for session in [LoginSession.active, .inactive, .outside, .unknown] {
+            #expect(Self.admit(.authorisedAlways, session: session) == .success(.exact))
+        }
+        for status in [AuthorisationStatus.notDetermined, .restricted, .denied] {
+            #expect(Self.admit(status, session: .active) == .failure(.notAuthorised(status)))
+        }
+    }
+
+    @Test func anAgentsAllowanceCountsAsWhenInUseForThatStart() {
+        #expect(Self.admit(.notDetermined, session: .active, allowance: .street) == .success(.street))
+        #expect(Self.admit(.notDetermined, session: .inactive, allowance: .exact) == .failure(.sessionInactive))
+        #expect(Self.admit(.notDetermined, session: .active, allowance: .exact, requested: .city) == .success(.city))
+        #expect(!AuthorisationRule.followsSession(.notDetermined, agentAllowance: nil))
+        #expect(AuthorisationRule.followsSession(.notDetermined, agentAllowance: .city))
+        #expect(AuthorisationRule.followsSession(.authorisedWhenInUse, agentAllowance: nil))
+        #expect(!AuthorisationRule.followsSession(.authorisedAlways, agentAllowance: .city))
+    }
+
+    @Test func theAgentsCapLimitsEveryClientAndZeroRefuses() {
+        #expect(Self.admit(.authorisedAlways, session: .outside, cap: .city) == .success(.city))
+        #expect(Self.admit(.authorisedAlways, session: .outside, cap: .exact, requested: .street) == .success(.street))
+        #expect(Self.admit(.authorisedAlways, session: .outside, cap: AccuracyLevel.none) == .failure(.disabledByAgent))
+        #expect(Self.admit(.authorisedAlways, session: .active, cap: .street, approximate: true) == .success(.city))
+        #expect(
+            AuthorisationRule.permittedLevel(requested: .exact, approximate: false, agentAllowance: .neighborhood, cap: .street)
+                == .neighborhood)
     }
 }
 

@@ -1,0 +1,146 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// A GeoClue agent (`org.freedesktop.GeoClue2.Agent` at `/org/freedesktop/GeoClue2/Agent`) that registered with
+/// `AddAgent` for its user: the desktop's location switch (`MaxAccuracyLevel`) and prompt (`AuthorizeApp`).
+@BusActor
+final class Agent {
+    static let path = ObjectPath("/org/freedesktop/GeoClue2/Agent")!
+    static let interface = "org.freedesktop.GeoClue2.Agent"
+
+    let busName: String
+    let id: String
+    let uid: UInt32
+    /// `MaxAccuracyLevel` as a level; nil until first read.
+    fileprivate(set) var cap: AccuracyLevel?
+    /// The first read of `MaxAccuracyLevel`, which clients of the user wait for.
+    fileprivate var firstRead: Task<Void, Never>?
+    fileprivate var subscription: SignalSubscription?
+
+    fileprivate init(busName: String, id: String, uid: UInt32) {
+        self.busName = busName
+        self.id = id
+        self.uid = uid
+    }
+}
+
+extension GeoClueService {
+    /// How long an agent may take to answer `AuthorizeApp` (its user answers a dialog) or a property read: the
+    /// D-Bus default GeoClue's calls have, unless `WHEREABOUTS_AGENT_TIMEOUT_MS` gives another (for tests).
+    static let defaultAgentTimeout: Duration = .seconds(25)
+
+    /// `AddAgent` succeeded: `busName` is the agent of `uid`, replacing an earlier one. Its `MaxAccuracyLevel` is
+    /// read and followed; until the first read ends, clients of the user that start wait for it (never longer than
+    /// the agent timeout). `AddAgent` is answered at once, so an agent that waits for the answer cannot deadlock.
+    func registerAgent(busName: String, id: String, uid: UInt32) {
+        if let previous = agents[uid] { dropAgent(previous) }
+        let agent = Agent(busName: busName, id: id, uid: uid)
+        agents[uid] = agent
+        logger.info("agent \(id) registered by \(busName) for UID \(uid)")
+        agent.firstRead = Task { @BusActor in
+            do {
+                agent.subscription = try await connection.subscribe(
+                    SignalMatch(
+                        sender: busName, path: Agent.path, interface: "org.freedesktop.DBus.Properties",
+                        member: "PropertiesChanged", stringArguments: [0: Agent.interface])
+                ) { [weak self, weak agent] message in
+                    guard let self, let agent else { return }
+                    self.agentPropertiesChanged(agent, message)
+                }
+            } catch {
+                logger.warning("agent \(id): cannot follow its MaxAccuracyLevel: \(error)")
+            }
+            await readCap(of: agent)
+        }
+    }
+
+    /// The agent's cap for `uid`, once its first read has ended; nil without an agent.
+    func accuracyCap(uid: UInt32) async -> AccuracyLevel? {
+        guard let agent = agents[uid] else { return nil }
+        await agent.firstRead?.value
+        return agents[uid] === agent ? agent.cap : await accuracyCap(uid: uid)
+    }
+
+    /// The agent's cap for `uid` as known now; nil without an agent or before its first read.
+    func knownCap(uid: UInt32) -> AccuracyLevel? { agents[uid]?.cap }
+
+    /// True when `uid` has an agent.
+    func hasAgent(uid: UInt32) -> Bool { agents[uid] != nil }
+
+    /// Forgets the agents `busName` registered; their users' clients lose the cap.
+    func agentVanished(_ busName: String) {
+        for agent in agents.values where agent.busName == busName {
+            logger.info("agent \(agent.id) of UID \(agent.uid) left")
+            dropAgent(agent)
+            agentCapChanged(uid: agent.uid)
+        }
+    }
+
+    private func dropAgent(_ agent: Agent) {
+        if agents[agent.uid] === agent { agents[agent.uid] = nil }
+        agent.firstRead?.cancel()
+        if let subscription = agent.subscription { connection.unsubscribe(subscription) }
+        agent.subscription = nil
+    }
+
+    /// Reads `MaxAccuracyLevel`. An agent that cannot say allows nothing, as GeoClue reads a missing value as 0.
+    private func readCap(of agent: Agent) async {
+        let level: AccuracyLevel
+        do throws(DBusError) {
+            let value = try await connection.call(
+                destination: agent.busName, path: Agent.path, interface: "org.freedesktop.DBus.Properties",
+                member: "Get", arguments: [.string(Agent.interface), .string("MaxAccuracyLevel")], timeout: agentTimeout
+            ).first?.unwrapped
+            guard let raw = value?.uint32 else {
+                throw DBusError.failed("MaxAccuracyLevel is \(value?.signature ?? "missing"), not u")
+            }
+            level = AuthorisationRule.level(fromAgentValue: raw)
+        } catch {
+            logger.warning("agent \(agent.id) of UID \(agent.uid): cannot read MaxAccuracyLevel (\(error)); allowing no location")
+            level = .none
+        }
+        setCap(level, of: agent)
+    }
+
+    private func agentPropertiesChanged(_ agent: Agent, _ message: Message) {
+        guard agents[agent.uid] === agent, message.sender == agent.busName else { return }
+        let arguments = message.arguments()
+        guard arguments.count == 3 else { return }
+        if let raw = arguments[1].stringKeyedEntries?["MaxAccuracyLevel"]?.unwrapped.uint32 {
+            setCap(AuthorisationRule.level(fromAgentValue: raw), of: agent)
+        } else if arguments[2].elements?.contains(.string("MaxAccuracyLevel")) == true {
+            Task { @BusActor in await readCap(of: agent) }
+        }
+    }
+
+    private func setCap(_ level: AccuracyLevel, of agent: Agent) {
+        guard agents[agent.uid] === agent, agent.cap != level else { return }
+        agent.cap = level
+        logger.info("agent \(agent.id) of UID \(agent.uid): MaxAccuracyLevel \(level.rawValue)")
+        agentCapChanged(uid: agent.uid)
+    }
+
+    /// `AuthorizeApp(s desktop_id, u req_accuracy_level) → (b authorized, u allowed_accuracy_level)` on the agent
+    /// of `uid`: the level it allows `app`, or nil when it refuses (or allows level 0). No answer within the agent
+    /// timeout, or a malformed one, is a failure, which denies.
+    func authorizeApp(uid: UInt32, app: String, level: AccuracyLevel) async -> Result<AccuracyLevel?, AuthorisationFailure> {
+        guard let agent = agents[uid] else { return .failure(AuthorisationFailure("no agent is registered for UID \(uid)")) }
+        let reply: [DBusValue]
+        do throws(DBusError) {
+            reply = try await connection.call(
+                destination: agent.busName, path: Agent.path, interface: Agent.interface, member: "AuthorizeApp",
+                arguments: [.string(app), .uint32(level.rawValue)], timeout: agentTimeout)
+        } catch where error.name == DBusError.Name.noReply {
+            return .failure(AuthorisationFailure("the agent \(agent.id) did not answer within \(agentTimeout)"))
+        } catch {
+            return .failure(AuthorisationFailure("the agent \(agent.id) failed: \(error)"))
+        }
+        guard reply.count == 2, let authorised = reply[0].bool, let allowed = reply[1].uint32 else {
+            return .failure(AuthorisationFailure("the agent \(agent.id) answered AuthorizeApp with a malformed reply"))
+        }
+        let allowedLevel = AuthorisationRule.level(fromAgentValue: allowed)
+        logger.info("agent \(agent.id) \(authorised ? "allowed" : "refused") '\(app)' for UID \(uid) (level \(allowed))")
+        return .success(authorised && allowedLevel != .none ? allowedLevel : nil)
+    }
+}
