@@ -10,8 +10,12 @@
 #error "gpsd API 9 or newer is needed (fix.altHAE, timespec times, buffered gps_read)"
 #endif
 
+/* The longest report line kept: libgps's own line buffer (twice gpsd's longest JSON response). */
+enum { REPORT_LINE_MAX = 8192 };
+
 struct wb_gps {
     struct gps_data_t data;
+    char line[REPORT_LINE_MAX + 1]; /* the report gps_read last returned, for what libgps does not unpack */
 };
 
 wb_gps *wb_gps_open(const char *host, const char *port, const char **error) {
@@ -43,12 +47,13 @@ int wb_gps_wait(wb_gps *gps, int timeout_us) {
     return errno == 0 ? 0 : -1;
 }
 
-int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
-    gps->data.set = 0; /* libgps leaves the previous TPV's flags set across GST, SKY, ... reports */
-    if (gps_read(&gps->data, NULL, 0) < 0) return -1;
-    const struct gps_data_t *d = &gps->data;
+/* The fix of the TPV libgps has just unpacked, if it has a usable position and a time. */
+static int fix_from_report(const struct gps_data_t *d, wb_gps_fix *fix) {
     if ((d->set & MODE_SET) == 0 || (d->set & LATLON_SET) == 0) return 0;
     if (d->fix.mode < MODE_2D || !isfinite(d->fix.latitude) || !isfinite(d->fix.longitude)) return 0;
+    /* A report without the fix's own time cannot be ordered against the others; gpsd sends one only while
+     * it is still assembling its first fix. */
+    if ((d->set & TIME_SET) == 0) return 0;
     fix->mode = d->fix.mode;
     fix->latitude = d->fix.latitude;
     fix->longitude = d->fix.longitude;
@@ -66,12 +71,21 @@ int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
     fix->epc = d->fix.epc;
     fix->hdop = d->dop.hdop;
     fix->vdop = d->dop.vdop;
-    /* A report without the fix's own time cannot be ordered against the others; gpsd sends one only while
-     * it is still assembling its first fix. */
-    if ((d->set & TIME_SET) == 0) return 0;
     fix->time_seconds = (int64_t)d->fix.time.tv_sec;
     fix->time_nanoseconds = (int64_t)d->fix.time.tv_nsec;
     return 1;
+}
+
+int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
+    gps->data.set = 0; /* libgps leaves the previous TPV's flags set across GST, SKY, ... reports */
+    gps->line[0] = '\0';
+    int length = gps_read(&gps->data, gps->line, (int)sizeof gps->line);
+    if (length < 0) return -1;
+    if (length == 0) return 0;
+    if (fix_from_report(&gps->data, fix)) return 1;
+    /* libgps 3.22 passes POLL over. gps_read always ends the copy with a NUL; a line longer than the buffer
+     * arrives cut short and is refused. */
+    return wb_parse_poll(gps->line, strlen(gps->line), fix) == 1 ? 1 : 0;
 }
 
 void wb_gps_close(wb_gps *gps) {

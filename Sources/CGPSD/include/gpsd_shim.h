@@ -2,6 +2,7 @@
 #ifndef WHEREABOUTS_GPSD_SHIM_H
 #define WHEREABOUTS_GPSD_SHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* One position report (a TPV, or the fix inside a POLL answer). Unknown values are NaN. */
@@ -29,10 +30,21 @@ int wb_gps_watch(wb_gps *gps, int enable);
 int wb_gps_poll(wb_gps *gps);
 /* Waits up to timeout_us for data. Returns 1 when data is waiting, 0 on time-out, -1 on error. */
 int wb_gps_wait(wb_gps *gps, int timeout_us);
-/* Reads one report. Returns 1 when it carried a usable position into *fix, 0 for any other report, -1 when
- * the connection failed or was closed. */
+/* Reads one report: a TPV, or the answer to ?POLL (read with wb_parse_poll). Returns 1 when it carried a usable
+ * position with a time into *fix, 0 for any other report, -1 when the connection failed or was closed. */
 int wb_gps_read(wb_gps *gps, wb_gps_fix *fix);
 /* Closes the connection and frees everything. */
 void wb_gps_close(wb_gps *gps);
+
+/* Reads gpsd's answer to ?POLL: `len` bytes of one JSON object (a report line without its newline; no NUL needed,
+ * none is read past `len`), {"class":"POLL", "tpv":[TPV, ...], "sky":[SKY, ...], ...}.
+ *
+ * Returns 1 and fills *out with the newest usable fix among the TPV entries (mode 2 or 3, a time, a latitude and a
+ * longitude; no altitude unless 3D), with HDOP and VDOP from the SKY entry of the same device, unknown values NaN;
+ * 0 for a well-formed POLL without a usable fix; -1, leaving *out alone, for anything else: another class, JSON
+ * that is malformed or not well-formed UTF-8, a member gpsd defines given twice or with the wrong type (a string
+ * time that is not UTC ISO 8601, a mode outside 0...3, a non-finite number), escapes in member names, nesting
+ * deeper than 16, more than 16 entries in a list. A pure function of its input. */
+int wb_parse_poll(const char *json, size_t len, wb_gps_fix *out);
 
 #endif
