@@ -14,6 +14,11 @@ import WhereaboutsProviders
 /// away the provider becomes unavailable at once and keeps trying to reconnect (0.25 s doubling to 8 s); fixes
 /// resume when gpsd returns. On connecting it asks gpsd for its latest fix (`?POLL;`), so a client that starts
 /// while gpsd already has a fix gets it at once rather than at the next report.
+///
+/// gpsd answers `?POLL` with what it holds of the current epoch, which mid-epoch is only part of it (say the
+/// position and time of a GGA, before the RMC with the course). That is still one epoch's data, and the epoch's
+/// own report follows with the same fix time: the service then refreshes the Location it signalled for that
+/// epoch in place rather than signalling the epoch again. A report identical to the one before is not passed on.
 @BusActor
 public final class GPSDProvider: LocationProvider {
     public let kind = ProviderKind.gpsd
@@ -145,6 +150,7 @@ final class GPSDSession: @unchecked Sendable {
         var raw = wb_gps_fix()
         var sawFix = false
         var heard = false
+        var previous: Fix?
         while !isCancelled {
             switch wb_gps_wait(gps, 200_000) {
             case 0: continue
@@ -162,7 +168,9 @@ final class GPSDSession: @unchecked Sendable {
             case 1:
                 if let fix = GPSDFix.fix(from: raw, receivedAt: WallTime(microseconds: wallMicroseconds())) {
                     sawFix = true
-                    post(.fix(fix))
+                    // The answer to ?POLL repeats the latest report when gpsd was between epochs.
+                    if fix != previous { post(.fix(fix)) }
+                    previous = fix
                 }
             default: continue
             }

@@ -46,6 +46,8 @@ final class ClientObject: ExportedObject {
     private var streamed = ObjectSet(kind: "Location")
     private var answers = ObjectSet(kind: "Request")
     private var lastSignalled: Fix?
+    /// The level `lastSignalled` was served at.
+    private var signalledLevel = AccuracyLevel.none
     private var lastKnown: LocationObject?
     private var pendingRequests: [PendingRequest] = []
     private var authorisation = Authorisation(status: .notDetermined, approximate: false)
@@ -552,29 +554,45 @@ final class ClientObject: ExportedObject {
         stream(fix)
     }
 
-    /// Signals `fix` to a started client at its served level, by the threshold rules.
+    /// Signals `fix` to a started client at its served level, by the threshold rules; another report of the
+    /// measurement signalled since `Start` at the same level (same provider, same fix time) refreshes its Location
+    /// in place.
     private func stream(_ fix: Fix) {
         guard active else { return }
-        hasFixSinceStart = true
         let served = coarsen(fix, to: servedLevel)
+        if hasFixSinceStart, servedLevel == signalledLevel, let current = streamed.current,
+            current.fix.provider == served.provider, current.fix.timestamp == served.timestamp
+        {
+            // Another report of the measurement already signalled (gpsd answers ?POLL mid-epoch with part of the
+            // epoch, and the full report follows): refreshed in place, never signalled twice.
+            if current.fix != served { refresh(current, with: served) }
+            return
+        }
+        hasFixSinceStart = true
         if minimumUpdateDistance > 0, let lastSignalled, served.distance(to: lastSignalled) < minimumUpdateDistance {
             return
         }
         armMonitoring()
         if let current = streamed.current, thresholds.decide(served, lastSignalled: lastSignalled) == .updateInPlace {
-            current.fix = served
-            service.connection.emitPropertiesChanged(
-                path: current.path, interface: GeoClue.locationInterface, changed: current.allProperties,
-                destination: owner)
+            refresh(current, with: served)
             return
         }
         let oldPath = streamed.currentPath ?? .root
         let object = streamed.add(served, owner: owner, in: service, under: path)
         lastSignalled = served
+        signalledLevel = servedLevel
         emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
+    }
+
+    /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`.
+    private func refresh(_ current: LocationObject, with fix: Fix) {
+        current.fix = fix
+        service.connection.emitPropertiesChanged(
+            path: current.path, interface: GeoClue.locationInterface, changed: current.allProperties,
+            destination: owner)
     }
 
     /// Updates `Available` (false while the client is held) and tells the owner why it changed.

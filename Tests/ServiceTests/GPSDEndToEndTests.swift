@@ -75,8 +75,9 @@ struct GPSDEndToEndTests {
         _ = try await app.call(path, client, "Start")
 
         // The first update may be gpsd's answer to ?POLL, taken at whatever point of an epoch the client
-        // started (aClientStartedMidEpochGetsOneUpdatePerEpochWithThatEpochsData covers it); the streamed
-        // reports after it are checked here.
+        // started and completed in place by the epoch's own report
+        // (aClientStartedMidEpochGetsOneUpdatePerEpochWithThatEpochsData covers it); the streamed reports after it
+        // are checked here.
         let read = Array(try await app.readLocations(count: 7).dropFirst())
         let fixes = read.compactMap { $0 }
         #expect(fixes.count >= 4, "the test fell too far behind to check the fixes")
@@ -160,13 +161,20 @@ struct GPSDEndToEndTests {
         defer { app.close() }
         let path = try await exactClient(app)
         _ = try await app.call(path, client, "Start")
-        try await Task.sleep(for: .milliseconds(500))
+        // The receiver is silent mid-epoch, so only gpsd's answer to ?POLL can serve the client: epoch 3's time
+        // and position, before its course is known.
+        let served = try await app.waitForUpdates(1)
+        let partial = try #require(try await app.latestLocation())
+        #expect(locationTimestamp(partial["Timestamp"]) == first + 3, "\(partial)")
+        #expect(abs((partial["Latitude"]?.double ?? 0) - turned.latitude) < 1e-7, "\(partial)")
         terminal.write(turned.sentences[1...].joined())
         try await Task.sleep(for: .milliseconds(150))
         terminal.write(epoch(4, knots: 29.16, course: 90).text)
         try await eventually("gpsd to report epoch 4") { watcher.fixes.contains { $0.time == first + 4 } }
         try await Task.sleep(for: .milliseconds(300))
 
+        // Epoch 3's own report completed the Location served for it, in place.
+        #expect(app.signals.contains { $0.member == "PropertiesChanged" && $0.path == served[0].new })
         let count = app.locationUpdates.count
         let read = try await app.readLocations(count: count)
         let fixes = read.compactMap { $0 }
@@ -297,22 +305,17 @@ struct GPSDEndToEndTests {
         let first = try? await app.waitForUpdates(1, timeout: .seconds(2))
         let elapsed = ContinuousClock.now - started
         print("first client while gpsd has a fix: Start → LocationUpdated \(first == nil ? "none within 2 s" : "\(elapsed.seconds) s")")
-        withKnownIssue(
-            """
-            The answer to ?POLL never becomes a fix: libgps 3.22 does not unpack POLL reports (gps_read leaves the \
-            fix untouched), so a first client waits for gpsd's next report
-            """
-        ) {
-            #expect(first != nil, "no LocationUpdated within 2 s while gpsd had a fix")
-        }
-
-        // The pipeline works otherwise: the receiver's next epoch reaches the client.
-        if first == nil {
-            terminal.write(NMEAEpoch(time: NMEA.wallNow(), latitude: 47.3769, longitude: 8.5417).text)
-            _ = try await app.waitForUpdates(1, timeout: .seconds(10))
-        }
+        #expect(first != nil, "no LocationUpdated within 2 s while gpsd had a fix")
+        // It is gpsd's latest report, whole: the same fix time, position, speed, heading and accuracy.
         let fix = try #require(try await app.latestLocation())
+        let tpv = try #require(watcher.fixes.last { $0.time != nil })
+        let time = try #require(locationTimestamp(fix["Timestamp"]))
+        #expect(abs(time - (tpv.time ?? 0)) < 0.0005, "\(fix) against \(tpv.line)")
+        #expect(fix["Latitude"]?.double == tpv.numbers["lat"] && fix["Longitude"]?.double == tpv.numbers["lon"])
         #expect(abs((fix["Latitude"]?.double ?? 0) - 47.3769) < 1e-7)
+        #expect(fix["Speed"]?.double == tpv.numbers["speed"] && fix["Heading"]?.double == tpv.numbers["track"])
+        #expect(fix["Accuracy"]?.double == tpv.numbers["eph"] && fix["Altitude"]?.double == tpv.numbers["altMSL"])
+        #expect(app.locationUpdates.count == 1, "the answer to ?POLL was signalled more than once")
 
         // A second client, while the provider runs, gets the latest fix from the service at once.
         let second = try await GeoClueTestClient(bus: harness.bus)
