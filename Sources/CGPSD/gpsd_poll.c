@@ -6,7 +6,6 @@
 #include <locale.h>
 #include <math.h>
 #include <pthread.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,45 +225,6 @@ static int enter(cursor *c, unsigned char open) {
     return 1;
 }
 
-static int skip_object(cursor *c) {
-    if (!enter(c, '{')) return 0;
-    if (!take(c, '}')) {
-        do {
-            if (!read_string(c, NULL) || !take(c, ':') || !skip_value(c)) return 0;
-        } while (take(c, ','));
-        if (!take(c, '}')) return 0;
-    }
-    c->depth--;
-    return 1;
-}
-
-static int skip_array(cursor *c) {
-    if (!enter(c, '[')) return 0;
-    if (!take(c, ']')) {
-        do {
-            if (!skip_value(c)) return 0;
-        } while (take(c, ','));
-        if (!take(c, ']')) return 0;
-    }
-    c->depth--;
-    return 1;
-}
-
-static int skip_value(cursor *c) {
-    double ignored;
-    skip_space(c);
-    if (c->at >= c->end) return 0;
-    switch (*c->at) {
-    case '{': return skip_object(c);
-    case '[': return skip_array(c);
-    case '"': return read_string(c, NULL);
-    case 't': return read_literal(c, "true");
-    case 'f': return read_literal(c, "false");
-    case 'n': return read_literal(c, "null");
-    default: return read_number(c, &ignored);
-    }
-}
-
 /* Reads an object member by member: `member` is called with each name and must consume the value; returns 0 to
  * refuse the input. */
 typedef int (*member_reader)(cursor *c, span name, void *context);
@@ -284,7 +244,7 @@ static int read_object(cursor *c, member_reader member, void *context) {
     return 1;
 }
 
-/* Reads an array whose elements are objects, each through `element`. */
+/* Reads an array element by element, each through `element`. */
 typedef int (*element_reader)(cursor *c, void *context);
 
 static int read_array(cursor *c, element_reader element, void *context) {
@@ -297,6 +257,33 @@ static int read_array(cursor *c, element_reader element, void *context) {
     }
     c->depth--;
     return 1;
+}
+
+static int skip_member(cursor *c, span name, void *context) {
+    (void)name;
+    (void)context;
+    return skip_value(c);
+}
+
+static int skip_element(cursor *c, void *context) {
+    (void)context;
+    return skip_value(c);
+}
+
+/* Any value, checked and passed over. */
+static int skip_value(cursor *c) {
+    double ignored;
+    skip_space(c);
+    if (c->at >= c->end) return 0;
+    switch (*c->at) {
+    case '{': return read_object(c, skip_member, NULL);
+    case '[': return read_array(c, skip_element, NULL);
+    case '"': return read_string(c, NULL);
+    case 't': return read_literal(c, "true");
+    case 'f': return read_literal(c, "false");
+    case 'n': return read_literal(c, "null");
+    default: return read_number(c, &ignored);
+    }
 }
 
 /* Marks member `index` as seen; a member given twice is refused. */
@@ -364,20 +351,22 @@ static int parse_time(span text, int64_t *seconds, int64_t *nanoseconds) {
 
 /* ---- TPV and SKY entries ---- */
 
-/* The TPV members kept, each a number stored at its offset in wb_gps_fix. */
-static const struct {
-    const char *name;
-    size_t offset;
-} tpv_numbers[] = {
-    {"lat", offsetof(wb_gps_fix, latitude)},    {"lon", offsetof(wb_gps_fix, longitude)},
-    {"altMSL", offsetof(wb_gps_fix, altitude_msl)}, {"altHAE", offsetof(wb_gps_fix, altitude_hae)},
-    {"eph", offsetof(wb_gps_fix, eph)},         {"epx", offsetof(wb_gps_fix, epx)},
-    {"epy", offsetof(wb_gps_fix, epy)},         {"epv", offsetof(wb_gps_fix, epv)},
-    {"speed", offsetof(wb_gps_fix, speed)},     {"eps", offsetof(wb_gps_fix, eps)},
-    {"track", offsetof(wb_gps_fix, track)},     {"epd", offsetof(wb_gps_fix, epd)},
-    {"climb", offsetof(wb_gps_fix, climb)},     {"epc", offsetof(wb_gps_fix, epc)},
+/* The numeric TPV members kept, in the order of tpv_number_slot. */
+static const char *const tpv_number_names[] = {
+    "lat", "lon", "altMSL", "altHAE", "eph", "epx", "epy", "epv", "speed", "eps", "track", "epd", "climb", "epc",
 };
-enum { TPV_NUMBER_COUNT = sizeof tpv_numbers / sizeof tpv_numbers[0] };
+enum { TPV_NUMBER_COUNT = sizeof tpv_number_names / sizeof tpv_number_names[0] };
+
+/* Where the numeric member `index` of tpv_number_names goes in a fix. */
+static double *tpv_number_slot(wb_gps_fix *fix, int index) {
+    double *const slots[TPV_NUMBER_COUNT] = {
+        &fix->latitude, &fix->longitude, &fix->altitude_msl, &fix->altitude_hae, &fix->eph,   &fix->epx,
+        &fix->epy,      &fix->epv,       &fix->speed,        &fix->eps,          &fix->track, &fix->epd,
+        &fix->climb,    &fix->epc,
+    };
+    return slots[index];
+}
+
 enum { TPV_CLASS = TPV_NUMBER_COUNT, TPV_DEVICE, TPV_MODE, TPV_TIME };
 
 typedef struct {
@@ -389,9 +378,8 @@ static int read_tpv_member(cursor *c, span name, void *context) {
     tpv_reading *reading = context;
     tpv_entry *entry = reading->entry;
     for (int i = 0; i < TPV_NUMBER_COUNT; i++) {
-        if (!span_is(name, tpv_numbers[i].name)) continue;
-        if (!first_time(&reading->seen, i)) return 0;
-        return read_number(c, (double *)((char *)&entry->fix + tpv_numbers[i].offset));
+        if (!span_is(name, tpv_number_names[i])) continue;
+        return first_time(&reading->seen, i) && read_number(c, tpv_number_slot(&entry->fix, i));
     }
     if (span_is(name, "class")) {
         span value;
@@ -423,7 +411,7 @@ static int read_tpv(cursor *c, void *context) {
     if (answer->tpv_count >= MAX_ENTRIES) return 0;
     tpv_entry *entry = &answer->tpv[answer->tpv_count++];
     memset(entry, 0, sizeof *entry);
-    for (int i = 0; i < TPV_NUMBER_COUNT; i++) *(double *)((char *)&entry->fix + tpv_numbers[i].offset) = NAN;
+    for (int i = 0; i < TPV_NUMBER_COUNT; i++) *tpv_number_slot(&entry->fix, i) = NAN;
     entry->fix.hdop = NAN;
     entry->fix.vdop = NAN;
     tpv_reading reading = {entry, 0};
