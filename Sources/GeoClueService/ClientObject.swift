@@ -588,11 +588,14 @@ final class ClientObject: ExportedObject {
     }
 
     /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`.
+    /// Updates `current` in place, telling the owner on both Location interfaces.
     private func refresh(_ current: LocationObject, with fix: Fix) {
         current.fix = fix
-        service.connection.emitPropertiesChanged(
-            path: current.path, interface: GeoClue.locationInterface, changed: current.allProperties,
-            destination: owner)
+        for interface in current.interfaces {
+            service.connection.emitPropertiesChanged(
+                path: current.path, interface: interface.name, changed: current.allProperties(of: interface),
+                destination: owner)
+        }
     }
 
     /// Updates `Available` (false while the client is held) and tells the owner why it changed.

@@ -60,10 +60,10 @@ final class LocationObject: ExportedObject {
         }
     }
 
-    /// Every property, for `PropertiesChanged` after an in-place update.
-    var allProperties: [String: DBusValue] {
+    /// Every property of `interface` (GeoClue's or ours), for `PropertiesChanged` after an in-place update.
+    func allProperties(of interface: InterfaceDescription) -> [String: DBusValue] {
         var values: [String: DBusValue] = [:]
-        for property in GeoClue.location.properties { values[property.name] = LocationObject.value(of: property.name, in: fix) }
+        for property in interface.properties { values[property.name] = self.property(property.name, interface: interface.name) }
         return values
     }
 
