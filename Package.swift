@@ -26,7 +26,9 @@ let package = Package(
         // The only module that imports libdbus.
         .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
         // C interop with libgps: a flat copy of gpsd's reports, so the struct layout stays in C.
-        .target(name: "CGPSD", linkerSettings: [.linkedLibrary("gps")]),
+        .target(
+            name: "CGPSD", cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])],
+            linkerSettings: [.linkedLibrary("gps")]),
         // The only Swift module that touches libgps: the gpsd provider.
         .target(
             name: "GPSD", dependencies: ["CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop"],
