@@ -26,6 +26,12 @@ public final class GeoClueService {
     let authoriser: (any Authoriser)?
     private let grantFile: GrantFile?
     let servicesSwitch: ServicesSwitchFile?
+    let staticLocationFile: StaticLocationOverrideFile?
+    /// The location `SetStaticLocation` set, served in the place of the static source's file.
+    var staticLocation: StaticLocation?
+    /// Called with the location `SetStaticLocation` set (nil: cleared), and at ``start()`` with the one kept from
+    /// before, so that the composition root has the static source serve it.
+    public var onStaticLocationChanged: (@BusActor (StaticLocation?) -> Void)?
     /// `io.github.whereabouts1.Manager.LocationServicesEnabled`: while false no client gets any location.
     private(set) var servicesEnabled = true
     /// The users' stored decisions.
@@ -67,11 +73,12 @@ public final class GeoClueService {
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
     /// A service on `connection`; `authoriser` is polkit (nil: the configuration, the stored decisions and the
-    /// users' GeoClue agents decide, as in GeoClue), `grantFile` keeps the users' decisions and `servicesSwitch`
-    /// the location services switch.
+    /// users' GeoClue agents decide, as in GeoClue), `grantFile` keeps the users' decisions, `servicesSwitch`
+    /// the location services switch and `staticLocationFile` the location `SetStaticLocation` set.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
-        authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil
+        authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
+        staticLocationFile: StaticLocationOverrideFile? = nil
     ) {
         self.connection = connection
         self.configuration = configuration
@@ -80,6 +87,8 @@ public final class GeoClueService {
         self.authoriser = authoriser
         self.grantFile = grantFile
         self.servicesSwitch = servicesSwitch
+        self.staticLocationFile = staticLocationFile
+        staticLocation = staticLocationFile?.load(now: clock.wallNow) { logger.error($0) }
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
         if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
         if !servicesEnabled { logger.notice("location services are switched off") }
@@ -111,6 +120,7 @@ public final class GeoClueService {
 
     /// Exports the Manager, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
     public func start() async throws(DBusError) {
+        if let staticLocation { onStaticLocationChanged?(staticLocation) }
         let manager = ManagerObject(service: self)
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)

@@ -35,6 +35,10 @@ final class ManagerObject: ExportedObject {
             guard !app.isEmpty else { throw .invalidArgs("app must not be empty") }
             service.revokeGrant(call, uid: call.arguments[0].uint32!, app: app)
             return .later
+        case "SetStaticLocation":
+            return try service.setStaticLocation(call)
+        case "ClearStaticLocation":
+            return service.clearStaticLocation(call)
         case "Simulate":
             return try service.simulate(call)
         case "StopSimulation":

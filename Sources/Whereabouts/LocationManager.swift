@@ -108,6 +108,24 @@ public final class LocationManager {
             timeout: Self.promptTimeout, interactive: true)
     }
 
+    /// Serves this location from the static source, for everyone, in the place of its file and until
+    /// ``clearStaticLocation()`` (`io.github.whereabouts1.Manager.SetStaticLocation`); needs the management
+    /// authorisation. Whereabouts only.
+    public func setStaticLocation(latitude: Double, longitude: Double, altitude: Double = 0, accuracy: Double)
+        async throws(LocationError)
+    {
+        guard try await isWhereabouts() else { throw .unsupported("setting the static location") }
+        _ = try await callManager(
+            "SetStaticLocation", [.double(latitude), .double(longitude), .double(altitude), .double(accuracy)])
+    }
+
+    /// Forgets the location ``setStaticLocation(latitude:longitude:altitude:accuracy:)`` set
+    /// (`ClearStaticLocation`); needs the management authorisation. Whereabouts only.
+    public func clearStaticLocation() async throws(LocationError) {
+        guard try await isWhereabouts() else { throw .unsupported("setting the static location") }
+        _ = try await callManager("ClearStaticLocation", [])
+    }
+
     /// One fix: Whereabouts' `RequestLocation`, or on a plain GeoClue a client started until its first fix.
     public func requestLocation(_ options: RequestOptions = RequestOptions()) async throws(LocationError) -> Position {
         let client = try await makeClient(accuracy: options.accuracy)

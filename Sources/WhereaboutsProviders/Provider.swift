@@ -32,7 +32,7 @@ public protocol LocationProvider: AnyObject {
 /// so that a recorded track takes as long as it lasts.
 @BusActor
 public final class ProviderSet {
-    private let providers: [any LocationProvider]
+    private var providers: [any LocationProvider]
     private var running: Set<ObjectIdentifier> = []
     private var demand: AccuracyLevel?
     private var simulation: (any LocationProvider)?
@@ -48,17 +48,28 @@ public final class ProviderSet {
         self.providers = providers
         self.clock = clock
         selector = FixSelector()
-        for provider in providers {
-            let id = ObjectIdentifier(provider)
-            provider.onFix = { [weak self] fix in
-                guard let self, self.running.contains(id) else { return }
-                if self.selector.offer(fix, now: self.clock.monotonicNow) { self.onFix?(fix) }
-            }
-            provider.onAvailabilityChanged = { [weak self, weak provider] in
-                guard let self, let provider else { return }
-                if provider.availableLevel == .none { self.selector.providerLost(provider.kind) }
-                self.onAvailableLevelChanged?(self.availableLevel)
-            }
+        for provider in providers { connect(provider) }
+    }
+
+    /// Adds a provider made after the set, started at once if the current demand calls for it.
+    public func add(_ provider: any LocationProvider) {
+        let levelBefore = availableLevel
+        providers.append(provider)
+        connect(provider)
+        apply()
+        if availableLevel != levelBefore { onAvailableLevelChanged?(availableLevel) }
+    }
+
+    private func connect(_ provider: any LocationProvider) {
+        let id = ObjectIdentifier(provider)
+        provider.onFix = { [weak self] fix in
+            guard let self, self.running.contains(id) else { return }
+            if self.selector.offer(fix, now: self.clock.monotonicNow) { self.onFix?(fix) }
+        }
+        provider.onAvailabilityChanged = { [weak self, weak provider] in
+            guard let self, let provider else { return }
+            if provider.availableLevel == .none { self.selector.providerLost(provider.kind) }
+            self.onAvailableLevelChanged?(self.availableLevel)
         }
     }
 

@@ -1,7 +1,8 @@
 import Loop
 import WhereaboutsCore
 
-/// The static location from a file in GeoClue 2.7's `/etc/geolocation` format (`[static-source]`).
+/// The static location from a file in GeoClue 2.7's `/etc/geolocation` format (`[static-source]`), or the one an
+/// administrator set through the bus, which takes its place while it is set.
 ///
 /// The file is read when the provider is made and re-read whenever it changes; a malformed or missing file is
 /// logged and leaves the provider unavailable (no location), never stopping the service. Each start re-emits the
@@ -13,21 +14,30 @@ public final class StaticProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    private let path: String
+    private let path: String?
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
-    private var location: StaticLocation?
+    private var fileLocation: StaticLocation?
+    private var setLocation: StaticLocation?
+    private var location: StaticLocation? { setLocation ?? fileLocation }
     private var started = false
     private var watcher: FileWatcher?
     private var pendingReload: TimerID?
 
-    public init(path: String, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+    /// A provider reading `path`, or, without one, serving only a location set with ``setLocation(_:)``.
+    public init(path: String?, clock: any WhereaboutsCore.Clock, logger: any Logger) {
         self.path = path
         self.clock = clock
         self.logger = logger
-        location = load()
+        guard let path else { return }
+        fileLocation = load(path)
         watcher = FileWatcher(path: path) { [weak self] in self?.scheduleReload() }
         if watcher == nil { logger.warning("static source: cannot watch \(path) for changes") }
+    }
+
+    /// Serves `location` in the place of the file's, or the file's again when nil.
+    public func setLocation(_ location: StaticLocation?) {
+        change { setLocation = location }
     }
 
     public var availableLevel: AccuracyLevel { location == nil ? .none : .exact }
@@ -39,7 +49,7 @@ public final class StaticProvider: LocationProvider {
 
     public func stop() { started = false }
 
-    private func load() -> StaticLocation? {
+    private func load(_ path: String) -> StaticLocation? {
         do {
             let location = try StaticLocationFile.parse(try readTextFile(path, limit: 1 << 20), file: path)
             logger.info("static source: \(location.latitude), \(location.longitude) ± \(location.accuracy) m from \(path)")
@@ -56,14 +66,19 @@ public final class StaticProvider: LocationProvider {
     private func scheduleReload() {
         if let pendingReload { EventLoop.main.cancel(pendingReload) }
         pendingReload = EventLoop.main.schedule(after: .milliseconds(100)) { [weak self] in
-            guard let self else { return }
+            guard let self, let path = self.path else { return }
             self.pendingReload = nil
-            let before = self.location
-            self.location = self.load()
-            guard self.location != before else { return }
-            if (before == nil) != (self.location == nil) { self.onAvailabilityChanged?() }
-            self.emit()
+            self.change { self.fileLocation = self.load(path) }
         }
+    }
+
+    /// Applies `update`, telling the set when availability changed and clients when the location did.
+    private func change(_ update: () -> Void) {
+        let before = location
+        update()
+        guard location != before else { return }
+        if (before == nil) != (location == nil) { onAvailabilityChanged?() }
+        emit()
     }
 
     private func emit() {

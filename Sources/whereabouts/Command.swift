@@ -4,7 +4,7 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke, replay }
+    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -28,6 +28,10 @@ struct Command: Sendable {
     var file: String?
     var speed = 1.0
     var loop = false
+    /// `set-location LATITUDE LONGITUDE`.
+    var coordinates: (latitude: Double, longitude: Double)?
+    var altitude = 0.0
+    var locationAccuracy = 100.0
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
@@ -39,6 +43,8 @@ struct Command: Sendable {
                whereabouts grants [--all]
                whereabouts revoke APP [--uid UID]
                whereabouts replay FILE [--speed FACTOR] [--loop]
+               whereabouts set-location LATITUDE LONGITUDE [--altitude METRES] [--radius METRES]
+               whereabouts clear-location
 
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
@@ -54,6 +60,9 @@ struct Command: Sendable {
         replay   play a recorded track (NMEA or GPX) in the place of every location source, its fixes marked
                  simulated, until it ends (--loop: until interrupted); --speed plays it faster (default 1);
                  needs the management authorisation
+        set-location  serve this location (degrees; --radius: its accuracy, default 100 m) from the static
+                 source for everyone, in the place of the configured file, until clear-location; both need the
+                 management authorisation
 
         OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
                  --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
@@ -87,6 +96,13 @@ struct Command: Sendable {
             command = Command(verb: .replay)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("replay needs a track file") }
             command.file = arguments[1]
+        case "set-location":
+            command = Command(verb: .setLocation)
+            guard arguments.count > 2, let latitude = Double(arguments[1]), let longitude = Double(arguments[2]) else {
+                fail("set-location needs a latitude and a longitude in degrees")
+            }
+            command.coordinates = (latitude, longitude)
+        case "clear-location": command = Command(verb: .clearLocation)
         case "services":
             command = Command(verb: .services)
             if arguments.count > 1, !arguments[1].hasPrefix("-") {
@@ -101,8 +117,8 @@ struct Command: Sendable {
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        let positional = command.app != nil || command.switchTo != nil || command.file != nil
-        var remaining = arguments.dropFirst(positional ? 2 : 1)
+        let positional = command.coordinates != nil ? 2 : command.app != nil || command.switchTo != nil || command.file != nil ? 1 : 0
+        var remaining = arguments.dropFirst(1 + positional)
         while let option = remaining.popFirst() {
             func value() -> String {
                 guard let next = remaining.popFirst() else { fail("\(option) needs a value") }
@@ -125,6 +141,11 @@ struct Command: Sendable {
             case "--max-age": command.maximumAge = seconds(option, value(), allowZero: true)
             case "--speed": command.speed = seconds(option, value(), allowZero: false)
             case "--loop": command.loop = true
+            case "--altitude":
+                let text = value()
+                guard let metres = Double(text), metres.isFinite else { fail("--altitude needs a number of metres, not '\(text)'") }
+                command.altitude = metres
+            case "--radius": command.locationAccuracy = seconds(option, value(), allowZero: true)
             default: fail("unknown option '\(option)'")
             }
         }
@@ -190,6 +211,12 @@ struct Command: Sendable {
                     printError("whereabouts: replaying \(name) at \(speed)× speed\(loop ? ", looping" : ""); interrupt to stop\n")
                     let end = try await manager.simulate(track: track, name: name, speed: speed, loops: loop)
                     print("simulation \(end.rawValue)")
+                case .setLocation:
+                    let (latitude, longitude) = coordinates!
+                    try await manager.setStaticLocation(
+                        latitude: latitude, longitude: longitude, altitude: altitude, accuracy: locationAccuracy)
+                case .clearLocation:
+                    try await manager.clearStaticLocation()
                 case .grants:
                     for grant in try await manager.grants(allUsers: allUsers) {
                         print("\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")

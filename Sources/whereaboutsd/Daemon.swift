@@ -45,8 +45,19 @@ enum Daemon {
             connection: connection, configuration: configuration, clock: clock, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
             grantFile: GrantFile(path: authorisation.grantsPath),
-            servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath))
-        let providers = ProviderSet(makeProviders(configuration, clock: clock, logger: logger), clock: clock)
+            servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
+            staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath))
+        let made = makeProviders(configuration, clock: clock, logger: logger)
+        let providers = ProviderSet(made, clock: clock)
+        var staticProvider = made.lazy.compactMap { $0 as? StaticProvider }.first
+        service.onStaticLocationChanged = { location in
+            if staticProvider == nil, location != nil {
+                let provider = StaticProvider(path: nil, clock: clock, logger: logger)
+                providers.add(provider)
+                staticProvider = provider
+            }
+            staticProvider?.setLocation(location)
+        }
         providers.onFix = { service.deliver($0) }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
         service.onDemandChanged = { providers.setDemand($0) }

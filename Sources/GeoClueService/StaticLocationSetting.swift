@@ -1,0 +1,60 @@
+import DBus
+import Loop
+import WhereaboutsCore
+import WhereaboutsStorage
+
+extension GeoClueService {
+    /// `io.github.whereabouts1.Manager.SetStaticLocation(d latitude, d longitude, d altitude, d accuracy)`: with the
+    /// management action, serves this location from the static source in the place of its file (and even when
+    /// `[static-source]` is off), kept across restarts until `ClearStaticLocation`.
+    func setStaticLocation(_ call: MethodCall) throws(DBusError) -> Reply {
+        let values = call.arguments.map { $0.double ?? .nan }
+        let location: StaticLocation
+        do {
+            location = try StaticLocation(
+                checkingLatitude: values[0], longitude: values[1], altitude: values[2], accuracy: values[3])
+        } catch {
+            throw .invalidArgs("\(error)")
+        }
+        Task { @BusActor in
+            do throws(DBusError) {
+                try await requireManagement(call)
+                changeStaticLocation(to: location)
+                call.reply()
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
+    }
+
+    /// `io.github.whereabouts1.Manager.ClearStaticLocation()`: with the management action, forgets the location
+    /// `SetStaticLocation` set; the static source serves its file again, if it is on.
+    func clearStaticLocation(_ call: MethodCall) -> Reply {
+        Task { @BusActor in
+            do throws(DBusError) {
+                try await requireManagement(call)
+                changeStaticLocation(to: nil)
+                call.reply()
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
+    }
+
+    /// Keeps `location` (or forgets it) and has the static source serve it; a failure to keep it is logged and the
+    /// location holds until the service stops.
+    private func changeStaticLocation(to location: StaticLocation?) {
+        if let staticLocationFile {
+            do {
+                if let location { try staticLocationFile.save(location) } else { try staticLocationFile.remove() }
+            } catch {
+                logger.error("static location: cannot save: \(error); it holds until the service stops")
+            }
+        }
+        logger.notice(location.map { "static location set to \($0.latitude), \($0.longitude) ± \($0.accuracy) m" } ?? "static location cleared")
+        staticLocation = location
+        onStaticLocationChanged?(location)
+    }
+}
