@@ -193,8 +193,9 @@ public final class LocationManager {
         }
     }
 
-    /// Whether a location can be had now, then every change: `io.github.whereabouts1.Client.Available` on
-    /// Whereabouts, `AvailableAccuracyLevel > 0` on a plain GeoClue.
+    /// Whether a location can be had now, then every change: the Manager's `AvailableAccuracyLevel > 0` and its
+    /// `PropertiesChanged`, on Whereabouts (where it reads 0 while location services are off) and on a plain
+    /// GeoClue alike.
     public func availability() -> AsyncThrowingStream<Bool, any Error> {
         AsyncThrowingStream { continuation in
             Task { @BusActor in
