@@ -36,8 +36,8 @@ struct ReplayTests {
 
 
     @Test func replayedFixesMoveEastOneUpdatePerFix() async throws {
-        // 4× speed gives a test process slowed by a loaded machine 250 ms to read each object.
-        let speed = 4.0
+        // 2× speed gives a test process slowed by a loaded machine half a second to read each object.
+        let speed = 2.0
         let harness = try await startedHarness(config: replayConfig(speed: speed), files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
         let app = try await GeoClueTestClient(bus: harness.bus)
@@ -46,11 +46,11 @@ struct ReplayTests {
         #expect(level == .uint32(8))
         let path = try await startClient(app)
 
-        // 20 updates take about 5 s at 4× speed, within the first pass of the 7.5 s track.
+        // 20 updates take about 10 s at 2× speed, within the first pass of the 15 s track.
         let read = try await app.readLocations(count: 20, timeout: .seconds(60))
         let fixes = read.compactMap { $0 }
         print("replay: read \(fixes.count) of \(read.count) Location objects as they were announced")
-        #expect(fixes.count >= 10, "the test fell too far behind to check the fixes")
+        #expect(fixes.count >= 5, "the test fell too far behind to check the fixes")
         for fix in fixes {
             let description = fix["Description"]?.string ?? ""
             #expect(description.contains("Replay") && description.contains("track.nmea"), "\(description)")
