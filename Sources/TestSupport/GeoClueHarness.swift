@@ -65,7 +65,7 @@ public final class GeoClueHarness: @unchecked Sendable {
     public let directory: URL
     /// The NMEA socket GeoClue reads; write epochs to it.
     public let nmea: NMEASocketFeeder
-    /// The GeoClue process (its pid is GeoClue's: `unshare` and `sh` exec it).
+    /// The GeoClue process (its pid is GeoClue's: `unshare` and `bash` exec it).
     public private(set) var process: ChildProcess?
 
     /// Writes `config` (see ``configuration(apps:)``) and listens on the NMEA socket; call ``start()`` to start
@@ -94,7 +94,7 @@ public final class GeoClueHarness: @unchecked Sendable {
     /// GeoClue's output so far.
     public var log: String { process?.log ?? "" }
 
-    /// The shell script that mounts the configuration and execs GeoClue; `prelude` runs just before the exec.
+    /// The bash script that mounts the configuration and execs GeoClue; `prelude` runs just before the exec.
     public func launchScript(prelude: String = "") throws -> String {
         let mount = try Executables.find("mount")
         return [
@@ -107,7 +107,7 @@ public final class GeoClueHarness: @unchecked Sendable {
 
     /// The program and arguments that start GeoClue in its own mount namespace (see ``launchScript(prelude:)``).
     public func launchCommand(prelude: String = "") throws -> (executable: URL, arguments: [String]) {
-        (try Executables.find("unshare"), ["--mount", "--propagation", "private", "/bin/sh", "-c", try launchScript(prelude: prelude)])
+        (try Executables.find("unshare"), ["--mount", "--propagation", "private", "/bin/bash", "-c", try launchScript(prelude: prelude)])
     }
 
     /// Starts GeoClue and waits until it owns `org.freedesktop.GeoClue2`.
