@@ -9,7 +9,7 @@ struct Options: Sendable {
     var startupRuns = 10
     var clients = 1000
     var churn = 10_000
-    var connections = 10
+    var connections = 50
     var output = "build/bench"
     var gpsdReport: String?
     var services = ServiceKind.allCases
@@ -44,7 +44,7 @@ struct Options: Sendable {
     static func usage() -> Never {
         print(
             "usage: wbload [--soak-seconds N (600)] [--startup-runs N (10)] [--clients N (1000)] [--churn N (10000)]"
-                + " [--connections N (10)] [--output DIR (build/bench)] [--gpsd-report WBBENCH-OUTPUT]"
+                + " [--connections N (50)] [--output DIR (build/bench)] [--gpsd-report WBBENCH-OUTPUT]"
                 + " [--only whereabouts|geoclue]")
         exit(2)
     }
