@@ -89,3 +89,11 @@ deb-check: deb-build-tools deb-check-tools
 
 deb-clean:
 	rm -rf $(OUT) $(SCRATCH)
+
+# The benchmark: whereaboutsd and GeoClue 2.6 side by side on private buses, release build (scripts/bench.sh).
+# Results in build/bench/ (bench.txt, bench.json). `make bench BENCH_SOAK_SECONDS=60` for a quick run.
+BENCH_SOAK_SECONDS ?= 600
+
+.PHONY: bench
+bench:
+	BENCH_SOAK_SECONDS=$(BENCH_SOAK_SECONDS) PATH=$(SWIFT_BIN):$$PATH scripts/bench.sh

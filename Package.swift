@@ -55,6 +55,8 @@ let package = Package(
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
         // Figures for the gpsd path (not a test, not a product): .build/release/wbbench.
         .executableTarget(name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
+        // whereaboutsd and GeoClue 2.6 side by side under load (make bench): .build/release/wbload.
+        .executableTarget(name: "wbload", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore"], swiftSettings: strict),

@@ -91,10 +91,10 @@ public final class LocationManager {
         return answer
     }
 
-    /// Whether location services are on (`io.github.whereabouts1.Manager.LocationServicesEnabled`); a plain
-    /// GeoClue counts as on when it answers.
+    /// Whether location services are on (`io.github.whereabouts1.Manager.LocationServicesEnabled`). A plain
+    /// GeoClue has no such switch: ``LocationError/unsupported(_:)``.
     public func servicesEnabled() async throws(LocationError) -> Bool {
-        guard try await isWhereabouts() else { return true }
+        guard try await isWhereabouts() else { throw .unsupported("the location services switch") }
         return try await get(Self.managerPath, Self.manager, "LocationServicesEnabled").bool ?? false
     }
 

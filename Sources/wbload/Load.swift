@@ -1,0 +1,179 @@
+import DBus
+import Loop
+import TestSupport
+
+/// One GeoClue client made by the load: its path, when its setup began, and when its signals arrived.
+@BusActor
+final class LoadClient {
+    let path: ObjectPath
+    let connection: LoadConnection
+    /// Monotonic nanoseconds when `CreateClient` was sent.
+    let createdAt: Int64
+    /// Monotonic nanoseconds when the first `LocationUpdated` arrived.
+    private(set) var firstUpdateAt: Int64?
+    var subscription: SignalSubscription?
+    private var waiter: CheckedContinuation<Void, Never>?
+
+    init(path: ObjectPath, connection: LoadConnection, createdAt: Int64) {
+        self.path = path
+        self.connection = connection
+        self.createdAt = createdAt
+    }
+
+    func updateArrived(at time: Int64) {
+        connection.updates += 1
+        guard firstUpdateAt == nil else { return }
+        firstUpdateAt = time
+        waiter?.resume()
+        waiter = nil
+    }
+
+    /// Milliseconds from `CreateClient` to the first `LocationUpdated`, waiting up to `timeout`; nil when none came.
+    func timeToFirstUpdate(timeout: Duration) async -> Double? {
+        if firstUpdateAt == nil {
+            let timer = EventLoop.main.schedule(after: timeout) { [weak self] in
+                self?.waiter?.resume()
+                self?.waiter = nil
+            }
+            await withCheckedContinuation { waiter = $0 }
+            EventLoop.main.cancel(timer)
+        }
+        return firstUpdateAt.map { Double($0 - createdAt) / 1e6 }
+    }
+}
+
+/// One load connection carrying many clients, as a busy app or a portal would.
+@BusActor
+final class LoadConnection {
+    let connection: Connection
+    /// `LocationUpdated` signals received for this connection's clients.
+    var updates = 0
+
+    init(address: String) throws(DBusError) { connection = try Connection.open(address: address) }
+
+    func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [])
+        async throws(DBusError) -> [DBusValue]
+    {
+        try await connection.call(
+            destination: GeoClueTestClient.service, path: path, interface: interface, member: member,
+            arguments: arguments, timeout: .seconds(120))
+    }
+
+    /// `CreateClient`, a match for its `LocationUpdated`, `DesktopId`, `RequestedAccuracyLevel` 8, `Start`.
+    func startClient(desktopId: String) async throws(DBusError) -> LoadClient {
+        let createdAt = monotonicNanoseconds()
+        let reply = try await call(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "CreateClient")
+        guard let path = reply.first?.objectPath else { throw .failed("CreateClient returned no path") }
+        let client = LoadClient(path: path, connection: self, createdAt: createdAt)
+        client.subscription = try await connection.subscribe(
+            SignalMatch(path: path, interface: GeoClueTestClient.clientInterface, member: "LocationUpdated")
+        ) { [weak client] _ in client?.updateArrived(at: monotonicNanoseconds()) }
+        let properties = "org.freedesktop.DBus.Properties"
+        let interface = GeoClueTestClient.clientInterface
+        _ = try await call(path, properties, "Set", [.string(interface), .string("DesktopId"), .variant(.string(desktopId))])
+        _ = try await call(path, properties, "Set", [.string(interface), .string("RequestedAccuracyLevel"), .variant(.uint32(8))])
+        _ = try await call(path, interface, "Start")
+        return client
+    }
+
+    /// `DeleteClient`, and the match removed.
+    func delete(_ client: LoadClient) async throws(DBusError) {
+        if let subscription = client.subscription { connection.unsubscribe(subscription) }
+        _ = try await call(
+            GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "DeleteClient", [.objectPath(client.path)])
+    }
+}
+
+/// A few connections sharing the load's clients round-robin.
+@BusActor
+final class LoadPool {
+    let connections: [LoadConnection]
+    private var next = 0
+
+    init(address: String, connections count: Int) throws(DBusError) {
+        var connections: [LoadConnection] = []
+        for _ in 0..<count { connections.append(try LoadConnection(address: address)) }
+        self.connections = connections
+    }
+
+    /// Every `LocationUpdated` received so far.
+    var updates: Int { connections.reduce(0) { $0 + $1.updates } }
+
+    /// Starts `count` clients at once, spread over the connections.
+    func startClients(_ count: Int, desktopId: String) async throws -> [LoadClient] {
+        var starts: [Task<LoadClient, any Error>] = []
+        for _ in 0..<count {
+            let connection = connections[next % connections.count]
+            next += 1
+            starts.append(Task { @BusActor in try await connection.startClient(desktopId: desktopId) })
+        }
+        var clients: [LoadClient] = []
+        for start in starts { clients.append(try await start.value) }
+        return clients
+    }
+
+    /// Deletes `clients` at once.
+    func delete(_ clients: [LoadClient]) async throws {
+        let deletions = clients.map { client in Task { @BusActor in try await client.connection.delete(client) } }
+        for deletion in deletions { try await deletion.value }
+    }
+
+    /// Each client's milliseconds from `CreateClient` to its first `LocationUpdated`; clients with none within
+    /// `timeout` are left out.
+    func timesToFirstUpdate(_ clients: [LoadClient], timeout: Duration) async -> [Double] {
+        var times: [Double] = []
+        let deadline = ContinuousClock.now + timeout
+        for client in clients {
+            let remaining = max(deadline - ContinuousClock.now, .milliseconds(1))
+            if let time = await client.timeToFirstUpdate(timeout: remaining) { times.append(time) }
+        }
+        return times
+    }
+
+    func close() { connections.forEach { $0.connection.close() } }
+}
+
+/// Watches `org.freedesktop.GeoClue2` change owners on the bus and notes the wall-clock time of each change.
+@BusActor
+final class NameWatch {
+    let connection: Connection
+    /// Wall-clock seconds when the name was last taken, and released.
+    private(set) var ownedAt: Double?
+    private(set) var releasedAt: Double?
+
+    init(address: String) async throws(DBusError) {
+        connection = try Connection.open(address: address)
+        _ = try await connection.subscribe(
+            SignalMatch(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                stringArguments: [0: GeoClueTestClient.service])
+        ) { [weak self] message in
+            let now = ProcessFigures.wallSeconds()
+            if message.arguments().last?.string?.isEmpty == false { self?.ownedAt = now } else { self?.releasedAt = now }
+        }
+    }
+
+    func reset() {
+        ownedAt = nil
+        releasedAt = nil
+    }
+
+    /// Waits until the name is owned; throws after `timeout`.
+    func waitUntilOwned(timeout: Duration = .seconds(20)) async throws -> Double {
+        let deadline = ContinuousClock.now + timeout
+        while ownedAt == nil {
+            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("the service did not own its name") }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return ownedAt!
+    }
+
+    /// Waits until the name is released; throws after `timeout`.
+    func waitUntilReleased(timeout: Duration = .seconds(20)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while releasedAt == nil {
+            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("the service kept its name") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
