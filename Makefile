@@ -89,3 +89,86 @@ deb-check: deb-build-tools deb-check-tools
 
 deb-clean:
 	rm -rf $(OUT) $(SCRATCH)
+
+# --- Fuzzing and sanitizers ----------------------------------------------------------------------------------------
+#
+#   make fuzz               builds the libFuzzer targets (Fuzz/Targets) and fuzzes each for FUZZ_SECONDS; inputs
+#                           that reach new code are minimised into Fuzz/corpus/<target> (-merge=1); crashes land in
+#                           .build/fuzz/artifacts/<target>
+#   make fuzz-regress       builds the targets and runs each over its corpus once, without fuzzing (quick)
+#   make check-sanitizers   the test suite built and run under AddressSanitizer, then ThreadSanitizer; the daemon
+#                           the end-to-end tests start is the one from the same sanitized build
+#
+# The targets are built by swiftc directly, one module at a time, in the order of Package.swift's dependencies:
+# the library modules with ASan and libFuzzer's coverage instrumentation, each target linked with libFuzzer's main.
+
+FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus
+FUZZ_SECONDS ?= 60
+FUZZ_OUT     := .build/fuzz
+FUZZ_SWIFTC  := $(SWIFT_BIN)/swiftc
+FUZZ_CLANG   := $(SWIFT_BIN)/clang
+FUZZ_DBUS_CFLAGS = $(foreach flag,$(shell pkg-config --cflags dbus-1),-Xcc $(flag))
+FUZZ_FLAGS    = -swift-version 6 -warnings-as-errors -O -g -sanitize=fuzzer,address -enable-testing -parse-as-library \
+                -I $(FUZZ_OUT) -I Sources/CDBus -I $(FUZZ_OUT)/CGPSD $(FUZZ_DBUS_CFLAGS)
+FUZZ_RUN_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
+
+# The modules each target links, dependencies first.
+FUZZ_MODULES_nmea            := WhereaboutsCore Loop WhereaboutsProviders
+FUZZ_MODULES_gpx             := WhereaboutsCore Loop WhereaboutsProviders
+FUZZ_MODULES_config          := WhereaboutsCore
+FUZZ_MODULES_grants          := WhereaboutsCore
+FUZZ_MODULES_static-location := WhereaboutsCore
+FUZZ_MODULES_gpsd            := WhereaboutsCore Loop WhereaboutsProviders CGPSD GPSD
+FUZZ_MODULES_dbus            := WhereaboutsCore Loop DBus
+
+.PHONY: fuzz fuzz-build fuzz-regress fuzz-tools check-sanitizers
+
+fuzz-tools:
+	@. scripts/lib.sh && ensure_packages libdbus-1-dev libgps-dev pkg-config
+
+# fuzz_module NAME, DEPENDENCIES: one Swift module compiled whole into NAME.o and NAME.swiftmodule.
+define fuzz_module
+$(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift) $(foreach dependency,$(2),$(FUZZ_OUT)/$(dependency).o)
+	@mkdir -p $(FUZZ_OUT)
+	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name $(1) -wmo -emit-module -emit-module-path $(FUZZ_OUT)/$(1).swiftmodule \
+	    -c $(wildcard Sources/$(1)/*.swift) -o $$@
+endef
+$(eval $(call fuzz_module,WhereaboutsCore,))
+$(eval $(call fuzz_module,Loop,))
+$(eval $(call fuzz_module,WhereaboutsProviders,WhereaboutsCore Loop))
+$(eval $(call fuzz_module,DBus,Loop))
+$(eval $(call fuzz_module,GPSD,WhereaboutsCore WhereaboutsProviders Loop CGPSD))
+
+# The C shim over libgps, instrumented the same way, with the module map SwiftPM would generate for it.
+$(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/include/*.h)
+	@mkdir -p $(FUZZ_OUT)/CGPSD
+	printf 'module CGPSD {\n    umbrella "%s"\n    export *\n}\n' $(CURDIR)/Sources/CGPSD/include \
+	    >$(FUZZ_OUT)/CGPSD/module.modulemap
+	$(FUZZ_CLANG) -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CGPSD/include -c $(wildcard Sources/CGPSD/*.c) -o $@
+
+.SECONDEXPANSION:
+$(FUZZ_OUT)/fuzz-%: Fuzz/Targets/%.swift Fuzz/Support/*.swift $$(foreach module,$$(FUZZ_MODULES_$$*),$(FUZZ_OUT)/$$(module).o)
+	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name FuzzTarget -use-ld=lld $(filter %.swift %.o,$^) -ldbus-1 -lgps -o $@
+
+fuzz-build: fuzz-tools $(foreach target,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz-$(target))
+
+fuzz-regress: fuzz-build
+	@for target in $(FUZZ_TARGETS); do \
+	    printf '%-16s ' $$target; \
+	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -runs=0 -timeout=10 Fuzz/corpus/$$target >$(FUZZ_OUT)/$$target.log 2>&1 \
+	        || { echo FAIL; cat $(FUZZ_OUT)/$$target.log; exit 1; }; \
+	    grep -o 'INITED.*' $(FUZZ_OUT)/$$target.log | head -n1; \
+	done
+
+fuzz: fuzz-build
+	@for target in $(FUZZ_TARGETS); do \
+	    dict=$$(ls Fuzz/dict/$$target.dict 2>/dev/null); \
+	    mkdir -p $(FUZZ_OUT)/corpus/$$target $(FUZZ_OUT)/artifacts/$$target; \
+	    echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	        $${dict:+-dict=$$dict} -artifact_prefix=$(FUZZ_OUT)/artifacts/$$target/ \
+	        $(FUZZ_OUT)/corpus/$$target Fuzz/corpus/$$target 2>&1 | grep -E '^(#[0-9]+.*DONE|stat::|==|SUMMARY|artifact)' \
+	        || exit 1; \
+	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -merge=1 Fuzz/corpus/$$target $(FUZZ_OUT)/corpus/$$target 2>&1 \
+	        | grep -E 'MERGE-OUTER: [0-9]+ new files' || exit 1; \
+	done
