@@ -29,7 +29,7 @@ public func fuzzDBusMessage(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(arguments.map(\.signature).joined() == message.signature, "decoded values do not match the signature")
     // A `h` names a descriptor the message does not carry (demarshalled bytes carry none): libdbus reads it as -1,
     // which cannot be sent.
-    guard !message.signature.contains("h") else { return 0 }
+    guard !arguments.contains(where: holdsDescriptor) else { return 0 }
 
     let copy: Message
     do {
@@ -60,6 +60,18 @@ private func fitBodyLength(_ bytes: inout [UInt8]) {
     for index in 0..<4 {
         let shift = littleEndian ? index * 8 : (3 - index) * 8
         bytes[4 + index] = UInt8(truncatingIfNeeded: bodyLength >> shift)
+    }
+}
+
+/// True when a `h` occurs anywhere in the value, variants included.
+private func holdsDescriptor(_ value: DBusValue) -> Bool {
+    switch value {
+    case .unixFD: true
+    case .array(_, let elements): elements.contains(where: holdsDescriptor)
+    case .dictionary(_, _, let entries): entries.contains { holdsDescriptor($0.key) || holdsDescriptor($0.value) }
+    case .structure(let fields): fields.contains(where: holdsDescriptor)
+    case .variant(let inner): holdsDescriptor(inner)
+    default: false
     }
 }
 

@@ -14,8 +14,9 @@ public func fuzzGPSDReports(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     let peer = accept(StandInGPSD.shared.listener, nil, nil)
     precondition(peer >= 0, "accept failed")
-    StandInGPSD.send(UnsafeRawBufferPointer(start: data, count: size), to: peer)
-    [UInt8(ascii: "\n")].withUnsafeBytes { StandInGPSD.send($0, to: peer) }
+    // One write: a second small one would wait for the first one's delayed acknowledgement (Nagle).
+    let report = Array(UnsafeBufferPointer(start: data, count: size)) + [UInt8(ascii: "\n")]
+    report.withUnsafeBytes { StandInGPSD.send($0, to: peer) }
     shutdown(peer, CInt(SHUT_WR))
 
     var raw = wb_gps_fix()
