@@ -257,11 +257,23 @@ public final class Connection {
             handler?()
             return true
         }
+        // No signal handled here takes file descriptors; decoding one would duplicate them into the process.
+        guard !message.carriesFileDescriptors else { return false }
         for (_, entry) in signalHandlers where entry.match.matches(message) { entry.handler(message) }
         return false
     }
 
     fileprivate func dispatchMethodCall(_ message: Message) {
+        // No method served here takes file descriptors. Decoding the arguments would duplicate every descriptor
+        // a caller attached, and nothing would close them: any peer could exhaust the process's descriptors.
+        guard !message.carriesFileDescriptors else {
+            if !message.noReplyExpected,
+                let reply = message.errorReply(.invalidArgs("File descriptors are not accepted"))
+            {
+                send(reply)
+            }
+            return
+        }
         let call = MethodCall(message: message, connection: self)
         do {
             switch try route(call) {

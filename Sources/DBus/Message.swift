@@ -92,6 +92,8 @@ public final class Message: @unchecked Sendable {
     public var signature: String { dbus_message_get_signature(raw).map { String(cString: $0) } ?? "" }
     /// True when the caller does not want a reply.
     public var noReplyExpected: Bool { dbus_message_get_no_reply(raw) != 0 }
+    /// True when the message carries Unix file descriptors, which decoding its body would duplicate.
+    var carriesFileDescriptors: Bool { dbus_message_contains_unix_fds(raw) != 0 }
     /// True when the caller allows the service to prompt the user (for example through polkit) while handling it.
     public var allowsInteractiveAuthorization: Bool {
         get { dbus_message_get_allow_interactive_authorization(raw) != 0 }
