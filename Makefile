@@ -156,7 +156,11 @@ $(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/include/*.h)
 	@mkdir -p $(FUZZ_OUT)/CGPSD
 	printf 'module CGPSD {\n    umbrella "%s"\n    export *\n}\n' $(CURDIR)/Sources/CGPSD/include \
 	    >$(FUZZ_OUT)/CGPSD/module.modulemap
-	$(FUZZ_CLANG) -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CGPSD/include -c $(wildcard Sources/CGPSD/*.c) -o $@
+	for source in $(wildcard Sources/CGPSD/*.c); do \
+	    $(FUZZ_CLANG) -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CGPSD/include -c $$source \
+	        -o $(FUZZ_OUT)/CGPSD/$$(basename $$source .c).o || exit 1; \
+	done
+	$(SWIFT_BIN)/ld.lld -r $(patsubst Sources/CGPSD/%.c,$(FUZZ_OUT)/CGPSD/%.o,$(wildcard Sources/CGPSD/*.c)) -o $@
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz-%: Fuzz/Targets/%.swift Fuzz/Support/*.swift $$(foreach module,$$(FUZZ_MODULES_$$*),$(FUZZ_OUT)/$$(module).o)
@@ -193,7 +197,7 @@ fuzz: fuzz-build
 # fails the run and is printed. Suppressions, each with its reason, are in Fuzz/sanitizers.
 SANITIZERS          := address thread
 SANITIZER_OUT       := $(CURDIR)/.build/sanitizers
-SANITIZER_PACKAGES  := make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec \
+SANITIZER_PACKAGES  := make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
                        libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config
 SANITIZER_ENV_address = ASAN_OPTIONS=log_path=$(SANITIZER_OUT)/address/report:detect_leaks=1 \
                         LSAN_OPTIONS=suppressions=$(CURDIR)/Fuzz/sanitizers/lsan.supp
