@@ -1,5 +1,6 @@
-/* gpsd's answer to ?POLL, read without libgps (libgps 3.22 does not unpack it). A pure function of its input,
- * strict about the JSON it accepts, so that it can be fed anything. */
+/* gpsd's reports (TPV, SKY and the answer to ?POLL), read without libgps: libgps 3.22 does not unpack POLL and
+ * loops forever on some reports, valid JSON included. Pure functions of their input, strict about the JSON they
+ * accept, so that they can be fed anything. */
 #define _GNU_SOURCE
 #include "gpsd_shim.h"
 
@@ -496,6 +497,38 @@ static int usable(const tpv_entry *entry) {
 static int later(const wb_gps_fix *a, const wb_gps_fix *b) {
     return a->time_seconds > b->time_seconds
            || (a->time_seconds == b->time_seconds && a->time_nanoseconds > b->time_nanoseconds);
+}
+
+int wb_parse_report(const char *json, size_t len, wb_gps_dop *dop, wb_gps_fix *out) {
+    if (json == NULL || dop == NULL || out == NULL) return -1;
+    const unsigned char *start = (const unsigned char *)json;
+    poll_answer answer;
+    answer.tpv_count = 0;
+    answer.sky_count = 0;
+    cursor c = {start, start + len, 0};
+    if (read_tpv(&c, &answer)) {
+        skip_space(&c);
+        if (c.at != c.end) return -1;
+        const tpv_entry *entry = &answer.tpv[0];
+        if (!usable(entry)) return 0;
+        *out = entry->fix;
+        if (out->mode < 3) {
+            out->altitude_msl = NAN;
+            out->altitude_hae = NAN;
+        }
+        out->hdop = dop->hdop;
+        out->vdop = dop->vdop;
+        return 1;
+    }
+    c = (cursor){start, start + len, 0};
+    if (read_sky(&c, &answer)) {
+        skip_space(&c);
+        if (c.at != c.end) return -1;
+        dop->hdop = answer.sky[0].hdop;
+        dop->vdop = answer.sky[0].vdop;
+        return 0;
+    }
+    return wb_parse_poll(json, len, out);
 }
 
 int wb_parse_poll(const char *json, size_t len, wb_gps_fix *out) {

@@ -3,19 +3,26 @@
 #include <errno.h>
 #include <gps.h>
 #include <math.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #if GPSD_API_MAJOR_VERSION < 9
 #error "gpsd API 9 or newer is needed (fix.altHAE, timespec times, buffered gps_read)"
 #endif
 
-/* The longest report line kept: libgps's own line buffer (twice gpsd's longest JSON response). */
+/* The longest report line kept: libgps's own line buffer (twice gpsd's longest JSON response). Longer lines are
+ * dropped whole. */
 enum { REPORT_LINE_MAX = 8192 };
 
 struct wb_gps {
     struct gps_data_t data;
-    char line[REPORT_LINE_MAX + 1]; /* the report gps_read last returned, for what libgps does not unpack */
+    char buffer[2 * REPORT_LINE_MAX]; /* bytes read from gpsd, not yet taken as lines */
+    size_t buffered;
+    int discarding;                   /* the buffer filled without a line end: drop bytes up to the next one */
+    wb_gps_dop dop;                   /* from the last SKY */
+    char line[REPORT_LINE_MAX + 1];   /* the report being unpacked, NUL-terminated */
 };
 
 wb_gps *wb_gps_open(const char *host, const char *port, const char **error) {
@@ -24,6 +31,8 @@ wb_gps *wb_gps_open(const char *host, const char *port, const char **error) {
         *error = "out of memory";
         return NULL;
     }
+    gps->dop.hdop = NAN;
+    gps->dop.vdop = NAN;
     if (gps_open(host, port, &gps->data) != 0) {
         *error = gps_errstr(errno);
         free(gps);
@@ -41,51 +50,63 @@ int wb_gps_poll(wb_gps *gps) {
     return gps_send(&gps->data, "?POLL;") == 0 ? 0 : -1;
 }
 
+/* Reports are framed and read here rather than by gps_read, which hands every line to libgps's JSON parser:
+ * libgps 3.22 loops forever on some reports (a DEVICES object with an unknown member, a SKY cut short), so
+ * whatever listens on gpsd's port could freeze the provider. libgps only connects and sends the commands. */
+
 int wb_gps_wait(wb_gps *gps, int timeout_us) {
-    errno = 0;
-    if (gps_waiting(&gps->data, timeout_us)) return 1;
-    return errno == 0 ? 0 : -1;
+    if (memchr(gps->buffer, '\n', gps->buffered) != NULL) return 1;
+    struct pollfd reader = {gps->data.gps_fd, POLLIN, 0};
+    int ready = poll(&reader, 1, timeout_us / 1000);
+    if (ready < 0) return errno == EINTR ? 0 : -1;
+    return ready > 0 ? 1 : 0;
 }
 
-/* The fix of the TPV libgps has just unpacked, if it has a usable position and a time. */
-static int fix_from_report(const struct gps_data_t *d, wb_gps_fix *fix) {
-    if ((d->set & MODE_SET) == 0 || (d->set & LATLON_SET) == 0) return 0;
-    if (d->fix.mode < MODE_2D || !isfinite(d->fix.latitude) || !isfinite(d->fix.longitude)) return 0;
-    /* A report without the fix's own time cannot be ordered against the others; gpsd sends one only while
-     * it is still assembling its first fix. */
-    if ((d->set & TIME_SET) == 0) return 0;
-    fix->mode = d->fix.mode;
-    fix->latitude = d->fix.latitude;
-    fix->longitude = d->fix.longitude;
-    fix->altitude_msl = d->fix.mode >= MODE_3D ? d->fix.altMSL : NAN;
-    fix->altitude_hae = d->fix.mode >= MODE_3D ? d->fix.altHAE : NAN;
-    fix->eph = d->fix.eph;
-    fix->epx = d->fix.epx;
-    fix->epy = d->fix.epy;
-    fix->epv = d->fix.epv;
-    fix->speed = d->fix.speed;
-    fix->eps = d->fix.eps;
-    fix->track = d->fix.track;
-    fix->epd = d->fix.epd;
-    fix->climb = d->fix.climb;
-    fix->epc = d->fix.epc;
-    fix->hdop = d->dop.hdop;
-    fix->vdop = d->dop.vdop;
-    fix->time_seconds = (int64_t)d->fix.time.tv_sec;
-    fix->time_nanoseconds = (int64_t)d->fix.time.tv_nsec;
-    return 1;
+/* Reads what gpsd has sent into the buffer: 1 when bytes came or none were waiting, -1 when the stream ended or
+ * failed. */
+static int fill(wb_gps *gps) {
+    ssize_t count = recv(gps->data.gps_fd, gps->buffer + gps->buffered, sizeof gps->buffer - gps->buffered, MSG_DONTWAIT);
+    if (count > 0) {
+        gps->buffered += (size_t)count;
+        return 1;
+    }
+    if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
+    return -1;
+}
+
+/* Takes the next whole line out of the buffer into gps->line, without its line end: its length, or -1 when no
+ * whole line is buffered yet, or -2 when the line was too long and was dropped. */
+static long take_line(wb_gps *gps) {
+    char *end = memchr(gps->buffer, '\n', gps->buffered);
+    if (end == NULL) {
+        if (gps->buffered == sizeof gps->buffer) {
+            gps->buffered = 0;
+            gps->discarding = 1;
+        }
+        return -1;
+    }
+    size_t length = (size_t)(end - gps->buffer);
+    int kept = !gps->discarding && length <= REPORT_LINE_MAX;
+    if (kept) {
+        memcpy(gps->line, gps->buffer, length);
+        if (length > 0 && gps->line[length - 1] == '\r') length--;
+        gps->line[length] = '\0';
+    }
+    size_t consumed = (size_t)(end - gps->buffer) + 1;
+    memmove(gps->buffer, gps->buffer + consumed, gps->buffered - consumed);
+    gps->buffered -= consumed;
+    gps->discarding = 0;
+    return kept ? (long)length : -2;
 }
 
 int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
-    gps->data.set = 0; /* libgps leaves the previous TPV's flags set across GST, SKY, ... reports */
-    gps->line[0] = '\0';
-    int length = gps_read(&gps->data, gps->line, (int)sizeof gps->line);
-    if (length < 0) return -1;
-    if (length == 0) return 0;
-    if (fix_from_report(&gps->data, fix)) return 1;
-    /* libgps 3.22 passes POLL over. gps_read always ends the copy with a NUL; a line longer than the buffer
-     * arrives cut short and is refused. */
-    return wb_parse_poll(gps->line, strlen(gps->line), fix) == 1 ? 1 : 0;
+    long length = take_line(gps);
+    if (length == -1) {
+        if (fill(gps) < 0) return -1;
+        length = take_line(gps);
+    }
+    if (length < 0) return 0;
+    return wb_parse_report(gps->line, (size_t)length, &gps->dop, fix) == 1 ? 1 : 0;
 }
 
 void wb_gps_close(wb_gps *gps) {

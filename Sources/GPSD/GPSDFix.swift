@@ -17,7 +17,8 @@ enum GPSDFix {
             abs(raw.longitude) <= 180
         else { return nil }
         let timestamp =
-            raw.time_seconds > 0
+            raw.time_seconds > 0 && raw.time_seconds < Int64.max / 1_000_000 - 1
+                && (0..<1_000_000_000).contains(raw.time_nanoseconds)
             ? WallTime(microseconds: raw.time_seconds * 1_000_000 + raw.time_nanoseconds / 1_000) : receivedAt
         return Fix(
             latitude: raw.latitude, longitude: raw.longitude,

@@ -20,6 +20,11 @@ typedef struct {
     int64_t time_nanoseconds;
 } wb_gps_fix;
 
+/* The dilutions of precision of the last SKY report, given to the TPVs that follow. */
+typedef struct {
+    double hdop, vdop;
+} wb_gps_dop;
+
 typedef struct wb_gps wb_gps;
 
 /* Connects to gpsd at host:port (blocking). Returns NULL and sets *error to a message on failure. */
@@ -30,8 +35,8 @@ int wb_gps_watch(wb_gps *gps, int enable);
 int wb_gps_poll(wb_gps *gps);
 /* Waits up to timeout_us for data. Returns 1 when data is waiting, 0 on time-out, -1 on error. */
 int wb_gps_wait(wb_gps *gps, int timeout_us);
-/* Reads one report: a TPV, or the answer to ?POLL (read with wb_parse_poll). Returns 1 when it carried a usable
- * position with a time into *fix, 0 for any other report, -1 when the connection failed or was closed. */
+/* Reads one report line (read with wb_parse_report, not libgps). Returns 1 when it carried a usable position with
+ * a time into *fix, 0 for any other report or none yet, -1 when the connection failed or was closed. */
 int wb_gps_read(wb_gps *gps, wb_gps_fix *fix);
 /* Closes the connection and frees everything. */
 void wb_gps_close(wb_gps *gps);
@@ -46,5 +51,9 @@ void wb_gps_close(wb_gps *gps);
  * time that is not UTC ISO 8601, a mode outside 0...3, a non-finite number), escapes in member names, nesting
  * deeper than 16, more than 16 entries in a list. A pure function of its input. */
 int wb_parse_poll(const char *json, size_t len, wb_gps_fix *out);
+/* Reads one of gpsd's JSON reports: a TPV with a usable position and a time (1, into *out, with *dop's
+ * dilutions), a SKY (0, its dilutions kept in *dop), the answer to ?POLL (as wb_parse_poll), a TPV without a
+ * usable position (0); anything else, malformed or of another class, gives -1. Pure: *out is untouched unless 1. */
+int wb_parse_report(const char *json, size_t len, wb_gps_dop *dop, wb_gps_fix *out);
 
 #endif
