@@ -9,6 +9,9 @@ public final class ChildProcess: @unchecked Sendable {
     public let pid: pid_t
     /// The file receiving the child's standard output and standard error.
     public let logFile: URL
+    /// Guards ``exitStatus``: one thread may reap the child while another asks whether it runs. (A pthread lock,
+    /// which ThreadSanitizer sees, unlike Swift's `Mutex`.)
+    private let lock = NSLock()
     private var exitStatus: Int32?
 
     /// Starts `executable` with `arguments` and `environment`; output goes to `logFile`.
@@ -51,18 +54,20 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// True while the child has not exited.
     public var isRunning: Bool {
-        if exitStatus != nil { return false }
-        var status: Int32 = 0
-        switch waitpid(pid, &status, WNOHANG) {
-        case pid:
-            exitStatus = status
-            return false
-        case -1 where errno == ECHILD:
-            // Someone else reaped it (a process-wide SIGCHLD handler); its status is lost.
-            exitStatus = -1
-            return false
-        default:
-            return true
+        lock.withLock {
+            if exitStatus != nil { return false }
+            var status: Int32 = 0
+            switch waitpid(pid, &status, WNOHANG) {
+            case pid:
+                exitStatus = status
+                return false
+            case -1 where errno == ECHILD:
+                // Someone else reaped it (a process-wide SIGCHLD handler); its status is lost.
+                exitStatus = -1
+                return false
+            default:
+                return true
+            }
         }
     }
 
@@ -75,12 +80,12 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func wait(timeout: Double = 10) throws -> Int32 {
         try Wait.until("process \(pid) to exit", timeout: timeout) { !isRunning }
-        return exitStatus!
+        return lock.withLock { exitStatus ?? -1 }
     }
 
     /// The exit code, when the child exited normally.
     public var exitCode: Int32? {
-        guard let status = exitStatus, status >= 0, status & 0x7f == 0 else { return nil }
+        guard let status = lock.withLock({ exitStatus }), status >= 0, status & 0x7f == 0 else { return nil }
         return (status >> 8) & 0xff
     }
 
