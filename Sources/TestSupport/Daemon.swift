@@ -38,12 +38,15 @@ public final class DaemonHarness: @unchecked Sendable {
 
     /// Starts `whereaboutsd` and, unless `waitForName` is false, waits until it owns `org.freedesktop.GeoClue2`.
     /// A `launcher` (a command and its arguments, such as `unshare` and a shell script) is run with the daemon's
-    /// path and arguments appended, and must exec it.
-    public func startDaemon(arguments: [String]? = nil, waitForName: Bool = true, launcher: [String] = []) throws {
+    /// path and arguments appended, and must exec it; `environment` is added to the bus's.
+    public func startDaemon(
+        arguments: [String]? = nil, waitForName: Bool = true, launcher: [String] = [], environment: [String: String] = [:]
+    ) throws {
         let executable = try ProjectPaths.product("whereaboutsd")
         let command = launcher + [executable.path] + (arguments ?? ["--config", configFile.path, "--timeout", "0"])
         let process = try ChildProcess(
-            URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: bus.environment,
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()),
+            environment: bus.environment.merging(environment) { $1 },
             logFile: directory.appendingPathComponent("daemon.log"))
         daemon = process
         guard waitForName else { return }

@@ -17,7 +17,7 @@ import Synchronization
 /// - Offline only `RequestedAccuracyLevel` 8 gets the NMEA fixes; the configuration here switches every other
 ///   source off.
 /// - `GetClient` and `CreateClient` are answered only once an agent for the caller's UID has called `AddAgent`
-///   (``GeoClueAgent``); until then the calls hang.
+///   (``GeoClueTestAgent``); until then the calls hang.
 /// - `Start` needs `DesktopId`. An app listed with `allowed=true` starts without the agent's `AuthorizeApp`;
 ///   `system=true` also keeps it out of `InUse`.
 public final class GeoClueHarness: @unchecked Sendable {
@@ -137,68 +137,6 @@ public final class GeoClueHarness: @unchecked Sendable {
     }
 
     deinit { stop() }
-}
-
-/// A GeoClue agent: the connection that exports `org.freedesktop.GeoClue2.Agent` at
-/// `/org/freedesktop/GeoClue2/Agent` and has called `Manager.AddAgent`, which GeoClue 2.6 needs before it answers
-/// `GetClient` or `CreateClient` for the same UID. It authorises every app it is asked about (`AuthorizeApp`) at
-/// up to ``maxAccuracyLevel``, and records the questions.
-@BusActor
-public final class GeoClueAgent: ExportedObject {
-    /// Where GeoClue looks for the agent.
-    public static let path = ObjectPath("/org/freedesktop/GeoClue2/Agent")!
-    /// The agent interface.
-    public static let interface = "org.freedesktop.GeoClue2.Agent"
-
-    /// The agent's connection.
-    public let connection: Connection
-    /// `MaxAccuracyLevel`.
-    public let maxAccuracyLevel: UInt32
-    /// The `AuthorizeApp` calls so far: desktop id and requested level.
-    public private(set) var authorisations: [(desktopId: String, level: UInt32)] = []
-
-    public let interfaces = [
-        InterfaceDescription(
-            GeoClueAgent.interface,
-            methods: [
-                MethodDescription(
-                    "AuthorizeApp", inputs: [Argument("desktop_id", "s"), Argument("req_accuracy_level", "u")],
-                    outputs: [Argument("authorized", "b"), Argument("allowed_accuracy_level", "u")])
-            ],
-            properties: [PropertyDescription("MaxAccuracyLevel", "u", .read)])
-    ]
-
-    /// Connects to the bus at `address`, exports the agent and registers it with `Manager.AddAgent(id)`. The
-    /// call returns only after the service has read the agent's properties, which this connection answers
-    /// meanwhile (its loop is not blocked by the wait).
-    public static func register(
-        address: String, id: String = GeoClueHarness.agentId, maxAccuracyLevel: UInt32 = 8
-    ) async throws(DBusError) -> GeoClueAgent {
-        let agent = GeoClueAgent(connection: try Connection.open(address: address), maxAccuracyLevel: maxAccuracyLevel)
-        agent.connection.export(agent, at: path)
-        _ = try await agent.connection.call(
-            destination: GeoClueTestClient.service, path: GeoClueTestClient.managerPath,
-            interface: GeoClueTestClient.managerInterface, member: "AddAgent", arguments: [.string(id)],
-            timeout: .seconds(20))
-        return agent
-    }
-
-    private init(connection: Connection, maxAccuracyLevel: UInt32) {
-        self.connection = connection
-        self.maxAccuracyLevel = maxAccuracyLevel
-    }
-
-    public func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
-        let desktopId = call.arguments[0].string ?? ""
-        let level = call.arguments[1].uint32 ?? 0
-        authorisations.append((desktopId, level))
-        return .values([.boolean(true), .uint32(min(level, maxAccuracyLevel))])
-    }
-
-    public func property(_ name: String, interface: String) -> DBusValue { .uint32(maxAccuracyLevel) }
-
-    /// Closes the agent's connection.
-    public func close() { connection.close() }
 }
 
 /// A Unix stream socket that GeoClue (`--nmea-socket`) and whereaboutsd (`[network-nmea] nmea-socket=`) connect

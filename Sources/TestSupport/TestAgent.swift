@@ -1,5 +1,4 @@
 import DBus
-import Foundation
 import Loop
 
 /// A GeoClue agent for tests: `org.freedesktop.GeoClue2.Agent` at `/org/freedesktop/GeoClue2/Agent` on a
@@ -39,12 +38,22 @@ public final class GeoClueTestAgent: ExportedObject {
         connection.export(self, at: Self.path)
     }
 
-    /// `AddAgent(id)` on the service's Manager.
+    /// `AddAgent(id)` on the service's Manager. The call returns only after the service has read the agent's
+    /// properties (GeoClue does so before it answers), which this connection answers meanwhile.
     public func register(as id: String = "gnome-shell") async throws(DBusError) {
         _ = try await connection.call(
             destination: GeoClueTestClient.service, path: GeoClueTestClient.managerPath,
             interface: GeoClueTestClient.managerInterface, member: "AddAgent", arguments: [.string(id)],
-            timeout: .seconds(10))
+            timeout: .seconds(20))
+    }
+
+    /// An agent on `bus` that allows every app up to `maxAccuracyLevel`, registered as `id`.
+    public static func registered(on bus: PrivateBus, as id: String, maxAccuracyLevel: UInt32 = 8) async throws
+        -> GeoClueTestAgent
+    {
+        let agent = try GeoClueTestAgent(bus: bus, maxAccuracyLevel: maxAccuracyLevel, answer: .allow(maxAccuracyLevel))
+        try await agent.register(as: id)
+        return agent
     }
 
     /// Changes `MaxAccuracyLevel`, emitting `PropertiesChanged` as GDBus does.
@@ -84,22 +93,5 @@ public final class GeoClueTestAgent: ExportedObject {
             unanswered.append(call)
             return .later
         }
-    }
-}
-
-extension DaemonHarness {
-    /// Starts another `whereaboutsd` with this harness's bus and configuration and `environment` added (the
-    /// harness's own ``startDaemon(arguments:waitForName:)`` passes none), and returns once it owns
-    /// `org.freedesktop.GeoClue2`. The caller stops it.
-    public func startDaemon(environment: [String: String]) throws -> ChildProcess {
-        let process = try ChildProcess(
-            try ProjectPaths.product("whereaboutsd"), ["--config", configFile.path, "--timeout", "0"],
-            environment: bus.environment.merging(environment) { $1 },
-            logFile: directory.appendingPathComponent("daemon-\(UUID().uuidString.prefix(8)).log"))
-        try Wait.until("whereaboutsd to own org.freedesktop.GeoClue2", timeout: 20) {
-            guard process.isRunning else { throw TestEnvironmentError("whereaboutsd exited early:\n\(process.log)") }
-            return try self.busctl(["status", "org.freedesktop.GeoClue2"]).status == 0
-        }
-        return process
     }
 }

@@ -14,6 +14,12 @@ public struct DurableFile: Sendable {
 
     public init(path: String) { self.path = path }
 
+    /// The file called `name` in the folder of the file at `neighbour`.
+    public init(named name: String, besideFileAt neighbour: String) {
+        let folder = neighbour.lastIndex(of: "/").map { String(neighbour[...$0]) } ?? ""
+        self.init(path: folder + name)
+    }
+
     /// Why reading or writing failed.
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public var operation: String

@@ -12,10 +12,7 @@ public struct ServicesSwitchFile: Sendable {
     public init(path: String) { file = DurableFile(path: path) }
 
     /// The file that goes with the grants file `grantsPath`: `services` in the same folder.
-    public init(besideGrantsAt grantsPath: String) {
-        let folder = grantsPath.lastIndex(of: "/").map { String(grantsPath[...$0]) } ?? ""
-        self.init(path: folder + "services")
-    }
+    public init(besideGrantsAt grantsPath: String) { file = DurableFile(named: "services", besideFileAt: grantsPath) }
 
     /// Whether location services are on; `log` receives a line when the file was corrupt or unreadable.
     public func load(now: WallTime, log: (String) -> Void) -> Bool {

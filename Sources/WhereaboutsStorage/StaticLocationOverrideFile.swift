@@ -16,8 +16,7 @@ public struct StaticLocationOverrideFile: Sendable {
 
     /// The file that goes with the grants file `grantsPath`: `static-location` in the same folder.
     public init(besideGrantsAt grantsPath: String) {
-        let folder = grantsPath.lastIndex(of: "/").map { String(grantsPath[...$0]) } ?? ""
-        self.init(path: folder + "static-location")
+        file = DurableFile(named: "static-location", besideFileAt: grantsPath)
     }
 
     /// The location set, or nil when none is; `log` receives a line when the file was corrupt or unreadable.

@@ -115,7 +115,7 @@ func measure(_ kind: ServiceKind, _ options: Options) async throws -> Figures {
     let pid = try contender.pid
     let busPid = contender.busPid ?? pid
 
-    let agent = try await GeoClueAgent.register(address: contender.bus.address)
+    let agent = try await GeoClueTestAgent.registered(on: contender.bus, as: GeoClueHarness.agentId)
     await pause(seconds: 2)
     figures.idle = ProcessFigures.memory(pid)
     log("\(kind.rawValue): idle RSS \(figures.idle.rss) KiB, private \(figures.idle.privateKiB) KiB")

@@ -21,7 +21,8 @@ struct AgentTests {
 
         init() throws {
             harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile])
-            daemon = try harness.startDaemon(environment: AgentTests.agentTimeout)
+            try harness.startDaemon(environment: AgentTests.agentTimeout)
+            daemon = try #require(harness.daemon)
         }
 
         func stop() {

@@ -28,9 +28,9 @@ struct GeoClueLibraryTests {
     nonisolated static func latitude(_ index: Int) -> Double { 48.1 + Double(index) * 0.00001 }
 
     /// The harness, its agent and a manager for the app `whereabouts-test`, which the configuration allows.
-    func connect() async throws -> (GeoClueHarness, GeoClueAgent, LocationManager) {
+    func connect() async throws -> (GeoClueHarness, GeoClueTestAgent, LocationManager) {
         let harness = try await startGeoClue()
-        let agent = try await GeoClueAgent.register(address: harness.bus.address)
+        let agent = try await GeoClueTestAgent.registered(on: harness.bus, as: GeoClueHarness.agentId)
         let manager = try LocationManager(desktopId: "whereabouts-test", address: harness.bus.address)
         return (harness, agent, manager)
     }
