@@ -40,7 +40,7 @@ extension GeoClueService {
         logger.info("agent \(id) registered by \(busName) for UID \(uid)")
         agent.firstRead = Task { @BusActor in
             do {
-                agent.subscription = try await connection.subscribe(
+                let subscription = try await connection.subscribe(
                     SignalMatch(
                         sender: busName, path: Agent.path, interface: "org.freedesktop.DBus.Properties",
                         member: "PropertiesChanged", stringArguments: [0: Agent.interface])
@@ -48,9 +48,16 @@ extension GeoClueService {
                     guard let self, let agent else { return }
                     self.agentPropertiesChanged(agent, message)
                 }
+                // The agent may have left or been replaced while the match was being added.
+                guard agents[uid] === agent else {
+                    connection.unsubscribe(subscription)
+                    return
+                }
+                agent.subscription = subscription
             } catch {
                 logger.warning("agent \(id): cannot follow its MaxAccuracyLevel: \(error)")
             }
+            guard agents[uid] === agent else { return }
             await readCap(of: agent)
         }
     }

@@ -35,6 +35,8 @@ final class ClientObject: ExportedObject {
     private var monitoringTimer: TimerID?
     private var available: Bool
     private var starting = false
+    /// How many times `Stop` was called; a `Start` whose checks outlast a `Stop` does not start the client.
+    private var startsCancelled = 0
     /// True when a hold stopped this started client, which starts again by itself when every hold ends.
     private var resumesLater = false
     /// What holds the client now.
@@ -139,6 +141,7 @@ final class ClientObject: ExportedObject {
         default:
             resumesLater = false
             agentAllowance = nil
+            startsCancelled += 1
             stop()
             return .values([])
         }
@@ -173,8 +176,12 @@ final class ClientObject: ExportedObject {
             status: authorisation.status, approximate: authorisation.approximate, agentAllowance: agentAllowance,
             requested: AccuracyLevel(clampingRequested: requestedLevel), session: session, cap: cap)
         switch admission {
-        case .success(let level):
+        case .success(let admitted):
             try requireServices()
+            guard service.client(id) === self else { throw .failed("the client was deleted") }
+            // The cap as it is now: the agent may have lowered it while the checks were waiting.
+            let level = service.knownCap(uid: uid).map { min(admitted, $0) } ?? admitted
+            if level == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
             // A session or cap change that arrived during the checks wins; those the checks passed are over.
             if holds.contains(.sessionInactive) && !holdsBefore.contains(.sessionInactive) {
                 throw .accessDenied(explain(.sessionInactive, desktopId, uid: uid))
@@ -301,16 +308,22 @@ final class ClientObject: ExportedObject {
         return .later
     }
 
-    /// `Start`: checks the app, then serves fixes at the requested level.
+    /// `Start`: checks the app, then serves fixes at the requested level. A `Stop` that arrives while the checks
+    /// run wins: `Start` then answers without starting.
     private func start(_ call: MethodCall) throws(DBusError) -> Reply {
         if active { return .values([]) }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
         guard !starting else { throw .failed("Start is already in progress") }
         starting = true
+        let cancellations = startsCancelled
         Task { @BusActor in
             defer { self.starting = false }
             do throws(DBusError) {
                 let level = try await authorise(desktopId)
+                guard startsCancelled == cancellations else {
+                    call.reply()
+                    return
+                }
                 activate(at: level)
                 call.reply()
                 serve()
@@ -449,7 +462,11 @@ final class ClientObject: ExportedObject {
             if session == .inactive || session == .outside { sessionChanged(active: false) }
             return
         }
-        guard !authorisation.status.isAuthorised else { return }
+        guard !authorisation.status.isAuthorised else {
+            // Now authorised beyond its session (always): a session hold no longer applies.
+            if holds.contains(.sessionInactive) { resume(.sessionInactive, reason: "authorisation-changed") }
+            return
+        }
         resumesLater = false
         agentAllowance = nil
         halt(failing: DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked"))

@@ -60,6 +60,9 @@ public final class GeoClueService {
     private(set) var lastFix: Fix?
     private var activeApps: [String] = []
     private var demand: AccuracyLevel?
+    /// Nesting of ``inOneActivityUpdate(_:)``, and whether the activity changed inside it.
+    private var activityUpdateDepth = 0
+    private var activityChangedMeanwhile = false
 
     /// Called with the highest level any active client is served at, or nil when no client is active.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
@@ -154,11 +157,13 @@ public final class GeoClueService {
         guard availableLevel != before else { return }
         emitAvailableLevel()
         let reason = level == .none ? "provider-lost" : "provider-available"
-        for client in clients.values {
-            client.setAvailable(level != .none, reason: reason)
-            if level == .none {
-                client.failWaitingRequests(
-                    DBusError(name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
+        inOneActivityUpdate {
+            for client in clients.values {
+                client.setAvailable(level != .none, reason: reason)
+                if level == .none {
+                    client.failWaitingRequests(
+                        DBusError(name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
+                }
             }
         }
     }
@@ -185,13 +190,15 @@ public final class GeoClueService {
             path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
             changed: ["LocationServicesEnabled": .boolean(enabled)])
         if providersLevel != .none { emitAvailableLevel() }
-        for client in clients.values {
-            if enabled {
-                client.resume(.servicesDisabled, reason: "services-enabled")
-            } else {
-                client.suspend(
-                    .servicesDisabled, reason: "services-disabled",
-                    failing: DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
+        inOneActivityUpdate {
+            for client in clients.values {
+                if enabled {
+                    client.resume(.servicesDisabled, reason: "services-enabled")
+                } else {
+                    client.suspend(
+                        .servicesDisabled, reason: "services-disabled",
+                        failing: DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
+                }
             }
         }
     }
@@ -253,7 +260,9 @@ public final class GeoClueService {
         if simulation?.owner == name { endSimulation(reason: "stopped") }
         guard let owned = clientsByOwner[name] else { return }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
-        for id in owned { if let client = clients[id] { remove(client) } }
+        inOneActivityUpdate {
+            for id in owned { if let client = clients[id] { remove(client) } }
+        }
     }
 
     /// Called by a client when it starts or stops.
@@ -274,13 +283,17 @@ public final class GeoClueService {
 
     /// Applies a new agent cap (or its end) to every client of `uid`.
     func agentCapChanged(uid: UInt32) {
-        for client in clients.values where peers[client.owner]?.uid == uid { client.capChanged() }
+        inOneActivityUpdate {
+            for client in clients.values where peers[client.owner]?.uid == uid { client.capChanged() }
+        }
     }
 
     /// Holds or resumes the clients whose process is in the login session at `path`.
     private func sessionChanged(_ path: ObjectPath, active: Bool) {
-        for client in clients.values where sessions.sessionPath(of: client.owner) == path {
-            client.sessionChanged(active: active)
+        inOneActivityUpdate {
+            for client in clients.values where sessions.sessionPath(of: client.owner) == path {
+                client.sessionChanged(active: active)
+            }
         }
     }
 
@@ -290,7 +303,23 @@ public final class GeoClueService {
         clients[id]?.expireObjects(kind: kind)
     }
 
+    /// Runs `body`, which may change many clients at once (a switch, a peer leaving), recomputing the activity
+    /// once at its end rather than once a client.
+    private func inOneActivityUpdate(_ body: () -> Void) {
+        activityUpdateDepth += 1
+        body()
+        activityUpdateDepth -= 1
+        if activityUpdateDepth == 0 && activityChangedMeanwhile {
+            activityChangedMeanwhile = false
+            recomputeActivity()
+        }
+    }
+
     private func recomputeActivity() {
+        guard activityUpdateDepth == 0 else {
+            activityChangedMeanwhile = true
+            return
+        }
         var nowInUse = false
         var level: AccuracyLevel?
         var apps = Set<String>()

@@ -29,6 +29,10 @@ final class SessionMonitor {
     private var sessionOf: [String: ObjectPath?] = [:]
     /// `Active` of each followed session.
     private var active: [ObjectPath: Bool] = [:]
+    /// Lookups under way, one per connection, which later asks for the same connection wait for.
+    private var lookups: [String: Task<Result<LoginSession, Failure>, Never>] = [:]
+    /// Connections that left the bus while they were being looked up: nothing is kept for them.
+    private var departedDuringLookup: Set<String> = []
     /// logind's unique name, learnt from its replies and from `NameOwnerChanged`.
     private var logindOwner: String?
     private var subscribed = false
@@ -44,15 +48,30 @@ final class SessionMonitor {
         var message: String
     }
 
-    /// The session of the connection `busName`, whose process is `pid` run by `uid`.
+    /// The session of the connection `busName`, whose process is `pid` run by `uid`. Asks made while the
+    /// connection is being looked up wait for that lookup; it is kept only once its session's `Active` is known.
     func session(of busName: String, pid: UInt32?, uid: UInt32) async -> Result<LoginSession, Failure> {
         do throws(Failure) {
             try await subscribe()
-            if let known = sessionOf[busName] { return .success(state(of: known)) }
+        } catch {
+            return .failure(error)
+        }
+        if let known = sessionOf[busName] { return .success(state(of: known)) }
+        if let pending = lookups[busName] { return await pending.value }
+        let lookup = Task { @BusActor in await self.lookUpAndFollow(busName, pid: pid, uid: uid) }
+        lookups[busName] = lookup
+        let result = await lookup.value
+        lookups[busName] = nil
+        departedDuringLookup.remove(busName)
+        return result
+    }
+
+    private func lookUpAndFollow(_ busName: String, pid: UInt32?, uid: UInt32) async -> Result<LoginSession, Failure> {
+        do throws(Failure) {
             guard let pid else { throw Failure(message: "the bus gave no process id for \(busName)") }
             guard let path = try await lookUp(pid: pid, uid: uid) else { return .success(.unknown) }
-            sessionOf[busName] = path
             if let path, active[path] == nil { active[path] = try await readActive(path) }
+            if !departedDuringLookup.contains(busName) { sessionOf[busName] = path }
             return .success(state(of: path))
         } catch {
             return .failure(error)
@@ -64,6 +83,7 @@ final class SessionMonitor {
 
     /// Forgets a connection that left the bus, and the sessions no remaining connection is in.
     func forget(_ busName: String) {
+        if lookups[busName] != nil { departedDuringLookup.insert(busName) }
         guard sessionOf.removeValue(forKey: busName) != nil else { return }
         let inUse = Set(sessionOf.values.compactMap { $0 })
         active = active.filter { inUse.contains($0.key) }

@@ -43,6 +43,9 @@ extension GeoClueService {
     /// in the place of every provider, its fixes marked simulated, until it ends, `StopSimulation` is called or the
     /// caller disconnects. Options: `speed` (d, times real time, default 1), `loop` (b, default false), `name` (s,
     /// the file name for messages). Needs the management action; a running simulation is replaced.
+    ///
+    /// The track is parsed after the caller is authorised, not before as other arguments are checked: parsing up to
+    /// 8 MiB is the one check that costs, and a caller who may not simulate must not make the bus thread pay it.
     func simulate(_ call: MethodCall) throws(DBusError) -> Reply {
         let track = call.arguments[0].string!
         var speed = 1.0
@@ -64,15 +67,18 @@ extension GeoClueService {
         guard speed.isFinite, speed > 0, speed <= Self.maximumSimulationSpeed else {
             throw .invalidArgs("speed must be more than 0 and at most \(Int(Self.maximumSimulationSpeed))")
         }
-        let prepared: any Simulation
-        do {
-            prepared = try simulator.prepare(track: track, name: name, speed: speed, loops: loops)
-        } catch {
-            throw .invalidArgs(error.message)
-        }
         Task { @BusActor in
+            let prepared: any Simulation
             do throws(DBusError) {
                 try await requireManagement(call)
+                // A caller gone while it was authorised (a prompt can take minutes) would leave a simulation
+                // nobody can end by leaving.
+                _ = try await uid(of: call.sender)
+                do throws(SimulationError) {
+                    prepared = try simulator.prepare(track: track, name: name, speed: speed, loops: loops)
+                } catch {
+                    throw .invalidArgs(error.message)
+                }
             } catch {
                 call.fail(error)
                 return

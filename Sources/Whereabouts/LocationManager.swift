@@ -167,24 +167,26 @@ public final class LocationManager {
                     } else if configuration.minimumUpdateDistance > 0 {
                         try await set(client, Self.geoClueClient, "DistanceThreshold", .uint32(UInt32(configuration.minimumUpdateDistance.rounded(.up))))
                     }
-                    _ = try await subscribe(client) { path in
-                        Task { @BusActor in
-                            if let position = try? await self.read(path) { continuation.yield(position) }
+                    var subscriptions = [
+                        try await subscribe(client) { path in
+                            Task { @BusActor in
+                                if let position = try? await self.read(path) { continuation.yield(position) }
+                            }
                         }
-                    }
+                    ]
                     if extended {
-                        _ = try await mapError { () async throws(DBusError) in
-                            try await connection.subscribe(
+                        subscriptions.append(
+                            try await subscribeToService(
                                 SignalMatch(path: client, interface: Self.client, member: "AvailabilityChanged")
                             ) { message in
                                 guard message.arguments().last?.string == "authorisation-changed" else { return }
                                 continuation.finish(throwing: LocationError.permissionDenied("the authorisation was revoked"))
-                            }
-                        }
+                            })
                     }
+                    let ended = subscriptions
+                    continuation.onTermination = { _ in Task { @BusActor in self.end(client, ended) } }
                     connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
                     _ = try await call(client, Self.geoClueClient, "Start")
-                    continuation.onTermination = { _ in Task { @BusActor in self.deleteClient(client) } }
                 } catch {
                     continuation.finish(throwing: error)
                 }
@@ -202,15 +204,14 @@ public final class LocationManager {
                 do throws(LocationError) {
                     let match = SignalMatch(
                         path: Self.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
-                    _ = try await mapError { () async throws(DBusError) in
-                        try await connection.subscribe(match) { message in
-                            let arguments = message.arguments()
-                            guard arguments.first?.string == Self.geoClueManager,
-                                let level = arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
-                            else { return }
-                            continuation.yield(level > 0)
-                        }
+                    let subscription = try await subscribeToService(match) { message in
+                        let arguments = message.arguments()
+                        guard arguments.count == 3, arguments[0].string == Self.geoClueManager,
+                            let level = arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
+                        else { return }
+                        continuation.yield(level > 0)
                     }
+                    continuation.onTermination = { _ in Task { @BusActor in self.connection.unsubscribe(subscription) } }
                     let level = try await get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
                     continuation.yield(level > 0)
                 } catch {
@@ -253,13 +254,31 @@ public final class LocationManager {
     private func subscribe(_ client: ObjectPath, _ handler: @escaping @BusActor (ObjectPath) -> Void)
         async throws(LocationError) -> SignalSubscription
     {
-        try await mapError { () async throws(DBusError) in
-            try await connection.subscribe(
-                SignalMatch(path: client, interface: Self.geoClueClient, member: "LocationUpdated")
-            ) { message in
-                if let path = message.arguments().last?.objectPath { handler(path) }
-            }
+        try await subscribeToService(SignalMatch(path: client, interface: Self.geoClueClient, member: "LocationUpdated")) {
+            message in
+            if let path = message.arguments().last?.objectPath { handler(path) }
         }
+    }
+
+    /// Subscribes to the signals `match` describes as the service sends them: the match names the service's
+    /// unique name, so that a signal another peer addresses to this connection is not taken for the service's.
+    func subscribeToService(_ match: SignalMatch, _ handler: @escaping @BusActor (Message) -> Void)
+        async throws(LocationError) -> SignalSubscription
+    {
+        try await mapError { () async throws(DBusError) in
+            let owner = try await connection.call(
+                destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus")!,
+                interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [.string(Self.service)])
+            var match = match
+            match.sender = owner.first?.string
+            return try await connection.subscribe(match) { handler($0) }
+        }
+    }
+
+    /// Ends a stream: its subscriptions go, and so does its client.
+    private func end(_ client: ObjectPath, _ subscriptions: [SignalSubscription]) {
+        for subscription in subscriptions { connection.unsubscribe(subscription) }
+        deleteClient(client)
     }
 
     private func read(_ path: ObjectPath) async throws(LocationError) -> Position {
@@ -475,19 +494,17 @@ extension LocationManager {
                 do throws(LocationError) {
                     guard try await isWhereabouts() else { throw .unsupported("authorisation status") }
                     let client = try await makeClient(accuracy: .exact)
-                    continuation.onTermination = { _ in Task { @BusActor in self.deleteClient(client) } }
                     let changes = StatusChanges(continuation)
-                    _ = try await mapError { () async throws(DBusError) in
-                        try await connection.subscribe(
-                            SignalMatch(path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
-                        ) { message in
-                            let arguments = message.arguments()
-                            guard arguments.first?.string == Self.client,
-                                let text = arguments[1].stringKeyedEntries?["AuthorisationStatus"]?.string
-                            else { return }
-                            changes.yield(AuthorisationStatus(rawValue: text) ?? .notDetermined)
-                        }
+                    let subscription = try await subscribeToService(
+                        SignalMatch(path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                    ) { message in
+                        let arguments = message.arguments()
+                        guard arguments.count == 3, arguments[0].string == Self.client,
+                            let text = arguments[1].stringKeyedEntries?["AuthorisationStatus"]?.string
+                        else { return }
+                        changes.yield(AuthorisationStatus(rawValue: text) ?? .notDetermined)
                     }
+                    continuation.onTermination = { _ in Task { @BusActor in self.end(client, [subscription]) } }
                     connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
                     let reply = try await call(client, Self.client, "CheckAuthorisation")
                     changes.yield(AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined)
@@ -564,7 +581,7 @@ extension LocationManager {
     {
         guard try await isWhereabouts() else { throw .unsupported("simulated locations") }
         let ending = SimulationEnding()
-        let subscription = try await mapSubscription(
+        let subscription = try await subscribeToService(
             SignalMatch(path: Self.managerPath, interface: Self.manager, member: "SimulationEnded")
         ) { message in
             ending.finish(SimulationEnd(rawValue: message.arguments().first?.string ?? "") ?? .stopped)
@@ -580,12 +597,6 @@ extension LocationManager {
                 ending.finish(.stopped)
             }
         }
-    }
-
-    private func mapSubscription(_ match: SignalMatch, _ handler: @escaping @BusActor (Message) -> Void)
-        async throws(LocationError) -> SignalSubscription
-    {
-        try await mapError { () async throws(DBusError) in try await connection.subscribe(match) { handler($0) } }
     }
 }
 

@@ -9,8 +9,6 @@ import WhereaboutsCore
 public struct ServicesSwitchFile: Sendable {
     public let file: DurableFile
 
-    public init(path: String) { file = DurableFile(path: path) }
-
     /// The file that goes with the grants file `grantsPath`: `services` in the same folder.
     public init(besideGrantsAt grantsPath: String) { file = DurableFile(named: "services", besideFileAt: grantsPath) }
 

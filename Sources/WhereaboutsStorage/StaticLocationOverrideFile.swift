@@ -12,8 +12,6 @@ import WhereaboutsCore
 public struct StaticLocationOverrideFile: Sendable {
     public let file: DurableFile
 
-    public init(path: String) { file = DurableFile(path: path) }
-
     /// The file that goes with the grants file `grantsPath`: `static-location` in the same folder.
     public init(besideGrantsAt grantsPath: String) {
         file = DurableFile(named: "static-location", besideFileAt: grantsPath)

@@ -152,7 +152,10 @@ struct PolkitHarnessTests {
             asUser: nil, environment: environment.bus.environment, in: environment.polkit.directory)
         defer { check.stop(grace: 0) }
         let message = "org.example.Maps wants to use your location at any time, also when you are not using it"
-        try Wait.until("the agent to show the prompt", timeout: 10) { agent.log.contains(message) }
+        // The agent writes the message and the identity line apart; wait for both.
+        try Wait.until("the agent to show the prompt", timeout: 10) {
+            agent.log.contains(message) && agent.log.contains("Authenticating as:")
+        }
         print("pkttyagent showed: \(agent.log.split(whereSeparator: \.isNewline).joined(separator: " | "))")
         #expect(agent.log.contains("Authenticating as: nobody"), "\(agent.log)")
         #expect(check.isRunning, "pkcheck returned before the prompt was answered: \(check.log)")
