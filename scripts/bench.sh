@@ -9,10 +9,16 @@ cd "$(dirname "$0")/.."
 
 ensure_swift
 ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 "${BUILD_PACKAGES[@]}"
-for product in whereaboutsd wbbench wbload; do
+for product in wbbench wbload; do
     swift build -c release --product "$product" >&2
 done
 bin=$(swift build -c release --show-bin-path)
+# The daemon as the Debian package ships it: the Swift runtime linked in statically. (A dynamic build would share
+# the runtime's pages with wbload, which is also Swift, and so look smaller than it is on a real system.)
+static=(-c release --static-swift-stdlib --scratch-path .build/bench-static)
+swift build "${static[@]}" --product whereaboutsd >&2
+export WHEREABOUTS_BIN_DIR
+WHEREABOUTS_BIN_DIR=$(swift build "${static[@]}" --show-bin-path)
 out=build/bench
 mkdir -p "$out"
 echo "bench: gpsd path (wbbench)..." >&2
