@@ -31,7 +31,7 @@ public final class GeoClueTestAgent: ExportedObject {
     private var unanswered: [MethodCall] = []
 
     /// Connects to `bus` and exports the agent (not yet registered; see ``register(as:)``).
-    public init(bus: PrivateBus, maxAccuracyLevel: UInt32 = 8, answer: Answer = .allow(8)) throws {
+    public init(bus: PrivateBus, maxAccuracyLevel: UInt32 = 8, answer: Answer = .allow(8)) throws(DBusError) {
         connection = try Connection.open(address: bus.address)
         self.maxAccuracyLevel = maxAccuracyLevel
         self.answer = answer
@@ -48,8 +48,8 @@ public final class GeoClueTestAgent: ExportedObject {
     }
 
     /// An agent on `bus` that allows every app up to `maxAccuracyLevel`, registered as `id`.
-    public static func registered(on bus: PrivateBus, as id: String, maxAccuracyLevel: UInt32 = 8) async throws
-        -> GeoClueTestAgent
+    public static func registered(on bus: PrivateBus, as id: String, maxAccuracyLevel: UInt32 = 8)
+        async throws(DBusError) -> GeoClueTestAgent
     {
         let agent = try GeoClueTestAgent(bus: bus, maxAccuracyLevel: maxAccuracyLevel, answer: .allow(maxAccuracyLevel))
         try await agent.register(as: id)
