@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs what the tests need (as root, on Debian 12), builds, runs the whole suite, replays every
-# fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The suite starts its own private dbus-daemon, polkitd and gpsd
-# instances and the real whereaboutsd; it never touches the machine's system bus. A skipped test fails the run.
+# fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
+# suite starts its own private dbus-daemon, polkitd, gpsd, logind mock and GeoClue 2.6 and the real whereaboutsd;
+# it never touches the machine's system bus. A skipped test fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
