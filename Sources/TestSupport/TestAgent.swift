@@ -66,8 +66,12 @@ public final class GeoClueTestAgent: ExportedObject {
     /// Changes how the next `AuthorizeApp` calls are answered.
     public func setAnswer(_ answer: Answer) { self.answer = answer }
 
-    /// Leaves the bus.
-    public func close() { connection.close() }
+    /// Fails the calls it left unanswered and leaves the bus.
+    public func close() {
+        for call in unanswered { call.fail(.failed("the agent went away")) }
+        unanswered.removeAll()
+        connection.close()
+    }
 
     public var interfaces: [InterfaceDescription] {
         [

@@ -92,6 +92,7 @@ struct AgentTests {
         let setup = try Setup()
         defer { setup.stop() }
         let agent = try await GeoClueTestAgent(bus: setup.harness.bus, answer: .allow(4))
+        defer { Task { @BusActor in agent.close() } }
         try await agent.register()
 
         let allowed = try await GeoClueTestClient(bus: setup.harness.bus)
@@ -115,6 +116,7 @@ struct AgentTests {
         let setup = try Setup()
         defer { setup.stop() }
         let agent = try await GeoClueTestAgent(bus: setup.harness.bus, answer: .allow(8))
+        defer { Task { @BusActor in agent.close() } }
         try await agent.register()
         let app = try await GeoClueTestClient(bus: setup.harness.bus)
         defer { Task { @BusActor in app.close() } }
@@ -138,6 +140,7 @@ struct AgentTests {
         let setup = try Setup()
         defer { setup.stop() }
         let agent = try await GeoClueTestAgent(bus: setup.harness.bus, answer: .never)
+        defer { Task { @BusActor in agent.close() } }
         try await agent.register()
         let app = try await GeoClueTestClient(bus: setup.harness.bus)
         defer { Task { @BusActor in app.close() } }
