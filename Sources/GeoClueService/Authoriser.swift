@@ -181,10 +181,15 @@ extension GeoClueService {
     /// `io.github.whereabouts1.Error.ServicesDisabled`, `AvailabilityChanged(false, "services-disabled")`); on
     /// again, the clients it stopped start again by themselves.
     func switchServices(_ call: MethodCall, enabled: Bool) {
+        managing(call) { self.setServicesEnabled(enabled) }
+    }
+
+    /// Answers `call` once the caller has the management action: runs `change`, then replies; or fails the call.
+    func managing(_ call: MethodCall, _ change: @escaping @BusActor () -> Void) {
         Task { @BusActor in
             do throws(DBusError) {
                 try await requireManagement(call)
-                setServicesEnabled(enabled)
+                change()
                 call.reply()
             } catch {
                 call.fail(error)

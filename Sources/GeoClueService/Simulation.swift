@@ -104,15 +104,7 @@ extension GeoClueService {
             endSimulation(reason: "stopped")
             return .values([])
         }
-        Task { @BusActor in
-            do throws(DBusError) {
-                try await requireManagement(call)
-                endSimulation(reason: "stopped")
-                call.reply()
-            } catch {
-                call.fail(error)
-            }
-        }
+        managing(call) { self.endSimulation(reason: "stopped") }
         return .later
     }
 

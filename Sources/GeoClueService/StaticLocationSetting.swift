@@ -16,30 +16,14 @@ extension GeoClueService {
         } catch {
             throw .invalidArgs("\(error)")
         }
-        Task { @BusActor in
-            do throws(DBusError) {
-                try await requireManagement(call)
-                changeStaticLocation(to: location)
-                call.reply()
-            } catch {
-                call.fail(error)
-            }
-        }
+        managing(call) { self.changeStaticLocation(to: location) }
         return .later
     }
 
     /// `io.github.whereabouts1.Manager.ClearStaticLocation()`: with the management action, forgets the location
     /// `SetStaticLocation` set; the static source serves its file again, if it is on.
     func clearStaticLocation(_ call: MethodCall) -> Reply {
-        Task { @BusActor in
-            do throws(DBusError) {
-                try await requireManagement(call)
-                changeStaticLocation(to: nil)
-                call.reply()
-            } catch {
-                call.fail(error)
-            }
-        }
+        managing(call) { self.changeStaticLocation(to: nil) }
         return .later
     }
 

@@ -83,6 +83,38 @@ public struct DurableFile: Sendable {
         syncFolder()
     }
 
+    /// The state the file holds, for the service's state files: `missing` when there is no file; `parse`'s value
+    /// for its text; otherwise `unusable`, with a line to `log` (`LABEL: PROBLEM; FALLBACK`), and a file that
+    /// `parse` refuses (or that is not UTF-8) moved aside, so that the next save starts afresh.
+    public func load<Value>(
+        limit: Int = 16 << 20, now: WallTime, label: String, fallback: String, missing: Value, unusable: Value,
+        log: (String) -> Void, parse: (String) -> Result<Value, LoadProblem>
+    ) -> Value {
+        let bytes: [UInt8]
+        do {
+            guard let read = try read(limit: limit) else { return missing }
+            bytes = read
+        } catch {
+            log("\(label): cannot read: \(error); \(fallback)")
+            return unusable
+        }
+        let problem: String
+        switch String(validating: bytes, as: UTF8.self).map(parse) {
+        case .success(let value)?: return value
+        case .failure(let refusal)?: problem = refusal.description
+        case nil: problem = "\(path): not UTF-8 text"
+        }
+        let aside = (try? moveAside(now: now)) ?? "(could not be moved)"
+        log("\(label): \(problem); moved it to \(aside); \(fallback)")
+        return unusable
+    }
+
+    /// Why a state file's text was refused.
+    public struct LoadProblem: Error, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
     /// Moves the file aside as `NAME.corrupt-SECONDS` and returns the new path.
     public func moveAside(now: WallTime) throws(Failure) -> String {
         let target = "\(path).corrupt-\(now.seconds)"
@@ -111,27 +143,13 @@ public struct GrantFile: Sendable {
 
     /// The stored decisions; `log` receives a line when the file was corrupt or unreadable.
     public func load(now: WallTime, log: (String) -> Void) -> GrantStore {
-        let bytes: [UInt8]
-        do {
-            guard let read = try file.read() else { return GrantStore() }
-            bytes = read
-        } catch {
-            log("grants: cannot read: \(error); starting with no stored decisions")
-            return GrantStore()
+        file.load(
+            now: now, label: "grants", fallback: "starting with no stored decisions", missing: GrantStore(),
+            unusable: GrantStore(), log: log
+        ) { text in
+            Result { () throws(GrantStoreError) in try GrantStore.parse(text, file: file.path) }
+                .mapError { DurableFile.LoadProblem($0.description) }
         }
-        let problem: String
-        if let text = String(validating: bytes, as: UTF8.self) {
-            do {
-                return try GrantStore.parse(text, file: file.path)
-            } catch {
-                problem = error.description
-            }
-        } else {
-            problem = "\(file.path): not UTF-8 text"
-        }
-        let aside = (try? file.moveAside(now: now)) ?? "(could not be moved)"
-        log("grants: \(problem); moved it to \(aside); starting with no stored decisions")
-        return GrantStore()
     }
 
     /// Saves `store` durably.

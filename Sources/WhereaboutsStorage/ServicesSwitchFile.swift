@@ -14,22 +14,16 @@ public struct ServicesSwitchFile: Sendable {
 
     /// Whether location services are on; `log` receives a line when the file was corrupt or unreadable.
     public func load(now: WallTime, log: (String) -> Void) -> Bool {
-        let bytes: [UInt8]
-        do {
-            guard let read = try file.read(limit: 4096) else { return true }
-            bytes = read
-        } catch {
-            log("location services switch: cannot read: \(error); location services stay off")
-            return false
-        }
-        let words = String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isWhitespace)
-        switch words.count == 1 ? words[0] : "" {
-        case "enabled=true": return true
-        case "enabled=false": return false
-        default:
-            let aside = (try? file.moveAside(now: now)) ?? "(could not be moved)"
-            log("location services switch: \(file.path) is neither enabled=true nor enabled=false; moved it to \(aside); location services stay off")
-            return false
+        file.load(
+            limit: 4096, now: now, label: "location services switch", fallback: "location services stay off",
+            missing: true, unusable: false, log: log
+        ) { text in
+            let words = text.split(whereSeparator: \.isWhitespace)
+            switch words.count == 1 ? words[0] : "" {
+            case "enabled=true": return .success(true)
+            case "enabled=false": return .success(false)
+            default: return .failure(DurableFile.LoadProblem("\(file.path) is neither enabled=true nor enabled=false"))
+            }
         }
     }
 

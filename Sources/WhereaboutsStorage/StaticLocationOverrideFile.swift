@@ -19,20 +19,12 @@ public struct StaticLocationOverrideFile: Sendable {
 
     /// The location set, or nil when none is; `log` receives a line when the file was corrupt or unreadable.
     public func load(now: WallTime, log: (String) -> Void) -> StaticLocation? {
-        let bytes: [UInt8]
-        do {
-            guard let read = try file.read(limit: 4096) else { return nil }
-            bytes = read
-        } catch {
-            log("static location: cannot read: \(error); using the configured static source")
-            return nil
-        }
-        do {
-            return try StaticLocationFile.parse(String(decoding: bytes, as: UTF8.self), file: file.path)
-        } catch {
-            let aside = (try? file.moveAside(now: now)) ?? "(could not be moved)"
-            log("static location: \(error); moved it to \(aside); using the configured static source")
-            return nil
+        file.load(
+            limit: 4096, now: now, label: "static location", fallback: "using the configured static source",
+            missing: nil, unusable: nil, log: log
+        ) { text in
+            Result { () throws(StaticLocationError) in try StaticLocationFile.parse(text, file: file.path) }
+                .map { Optional($0) }.mapError { DurableFile.LoadProblem($0.description) }
         }
     }
 
