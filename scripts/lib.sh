@@ -25,11 +25,12 @@ ensure_swift() {
     fi
 }
 
-# write_bus_config DIR: a system-bus-like policy in DIR/bus.conf, listening on DIR/system_bus_socket and
-# including the project's own bus policy from dbus/ (run from the project root).
+# write_bus_config DIR: a system-bus-like policy in DIR/bus.conf, listening on DIR/system_bus_socket, activating
+# services from DIR/activation and including the project's own bus policy from dbus/ (run from the project root).
 write_bus_config() {
-    sed -e "s|@SOCKET@|$1/system_bus_socket|" -e "s|@POLICY_DIR@|$PWD/dbus|" -e "s|@EXTRA_POLICY@||" \
-        scripts/system-bus.conf.in >"$1/bus.conf"
+    mkdir -p "$1/activation"
+    sed -e "s|@SOCKET@|$1/system_bus_socket|" -e "s|@SERVICE_DIR@|$1/activation|" -e "s|@POLICY_DIR@|$PWD/dbus|" \
+        -e "s|@EXTRA_POLICY@||" scripts/system-bus.conf.in >"$1/bus.conf"
 }
 
 # The packages every build needs: the libdbus, libgps and libpolkit headers, and pkg-config to find them.

@@ -58,6 +58,18 @@ public final class DaemonHarness: @unchecked Sendable {
         }
     }
 
+    /// Makes `whereaboutsd` activatable on the private bus, as the package's activation file does on the system
+    /// bus: the first call to `org.freedesktop.GeoClue2` starts it, and the bus holds that call until the daemon owns
+    /// the name. The daemon's output goes to the bus's log (``PrivateBus/log``).
+    public func makeActivatable(arguments: [String]) throws {
+        let executable = try ProjectPaths.product("whereaboutsd")
+        let command = ["/usr/bin/env", "DBUS_SYSTEM_BUS_ADDRESS=\(bus.address)", executable.path] + arguments
+        let text = "[D-BUS Service]\nName=org.freedesktop.GeoClue2\nExec=\(command.joined(separator: " "))\n"
+        try text.write(
+            to: bus.serviceDirectory.appendingPathComponent("org.freedesktop.GeoClue2.service"), atomically: true,
+            encoding: .utf8)
+    }
+
     /// The daemon's log so far.
     public var daemonLog: String { daemon?.log ?? "" }
 
@@ -149,6 +161,15 @@ public final class GeoClueTestClient {
         signals.filter { $0.member == "LocationUpdated" }.map { message in
             let arguments = message.arguments()
             return (arguments[0].objectPath!, arguments[1].objectPath!)
+        }
+    }
+
+    /// The bus's `NameOwnerChanged` signals for `name` this connection received, in order (an empty `new` is the
+    /// name left without an owner).
+    public func nameOwnerChanges(of name: String) -> [(old: String, new: String)] {
+        signals.filter { $0.member == "NameOwnerChanged" && $0.arguments().first?.string == name }.map { message in
+            let arguments = message.arguments()
+            return (arguments[1].string ?? "", arguments[2].string ?? "")
         }
     }
 

@@ -11,6 +11,8 @@ public final class PrivateBus: @unchecked Sendable {
     public let address: String
     /// The folder holding the socket and the config.
     public let directory: URL
+    /// The folder of activation files (`NAME.service`) the bus reads when a call names a service nobody owns.
+    public var serviceDirectory: URL { directory.appendingPathComponent("activation") }
     private let process: ChildProcess
 
     /// Starts a bus; `extraPolicy` is XML inserted into the config (for example a `<policy>` block).
@@ -19,11 +21,13 @@ public final class PrivateBus: @unchecked Sendable {
         // The directory must be reachable by unprivileged test callers.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         let socket = directory.appendingPathComponent("system_bus_socket").path
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("activation"), withIntermediateDirectories: false)
         address = "unix:path=\(socket)"
         let policyDirectory = ProjectPaths.root.appendingPathComponent("dbus").path
         let template = ProjectPaths.root.appendingPathComponent("scripts/system-bus.conf.in")
         let config = try String(contentsOf: template, encoding: .utf8)
             .replacingOccurrences(of: "@SOCKET@", with: socket)
+            .replacingOccurrences(of: "@SERVICE_DIR@", with: directory.appendingPathComponent("activation").path)
             .replacingOccurrences(of: "@POLICY_DIR@", with: policyDirectory)
             .replacingOccurrences(of: "@EXTRA_POLICY@", with: extraPolicy)
         let configFile = directory.appendingPathComponent("bus.conf")
@@ -39,6 +43,9 @@ public final class PrivateBus: @unchecked Sendable {
         }
         try FileManager.default.setAttributes([.posixPermissions: 0o777], ofItemAtPath: socket)
     }
+
+    /// What the bus and the services it activated wrote to standard output and error.
+    public var log: String { process.log }
 
     /// The environment for a process that should take this bus as its system bus.
     public var environment: [String: String] {

@@ -68,6 +68,9 @@ public final class LocationManager {
     /// The app's desktop id, which the service checks (`DesktopId`).
     public let desktopId: String
     private var extended: Bool?
+    /// The sequences being produced, by a number of their own.
+    private var streams: [UInt64: RunningStream] = [:]
+    private var nextStreamNumber: UInt64 = 0
 
     /// Connects to the system bus, or to the bus at `address`, for the app `desktopId`.
     public init(desktopId: String, address: String = Connection.systemBusAddress) throws(LocationError) {
@@ -77,10 +80,23 @@ public final class LocationManager {
         } catch {
             throw .serviceUnavailable(error.message)
         }
+        connection.onDisconnect = { [weak self] in
+            guard let self else { return }
+            for stream in streams.values { stream.finish(.serviceUnavailable("the bus went away")) }
+        }
     }
 
     /// Closes the connection; the service deletes this connection's clients.
     public func close() { connection.close() }
+
+    /// Ends every sequence this manager produces and waits until each has let go of its client and signals and
+    /// has no call in flight; what they sent is written to the bus before this returns. For a process about to exit.
+    public func endStreams() async {
+        let running = Array(streams.values)
+        for stream in running { stream.finish(nil) }
+        for stream in running { await stream.task.value }
+        connection.flush()
+    }
 
     /// True when the service has Whereabouts' interfaces, false for a plain GeoClue.
     public func isWhereabouts() async throws(LocationError) -> Bool {
@@ -152,46 +168,58 @@ public final class LocationManager {
         return try await read(path)
     }
 
-    /// Fixes as the service signals them, until the stream is dropped or fails.
+    /// Fixes as the service signals them, until the stream is dropped or fails. Each `LocationUpdated` is read and
+    /// delivered in the order the service sent them; on Whereabouts, a fix the service completes in place
+    /// (`PropertiesChanged` of the newest Location) is delivered again, complete.
     public func locations(_ configuration: MonitoringConfiguration = MonitoringConfiguration())
         -> AsyncThrowingStream<Position, any Error>
     {
         AsyncThrowingStream { continuation in
-            let task = Task { @BusActor in
-                do throws(LocationError) {
-                    let client = try await makeClient(accuracy: configuration.accuracy)
-                    let extended = try await isWhereabouts()
-                    if extended {
-                        try await set(client, Self.client, "HighAccuracy", .boolean(configuration.highAccuracy))
-                        try await set(client, Self.client, "MinimumUpdateDistance", .double(configuration.minimumUpdateDistance))
-                    } else if configuration.minimumUpdateDistance > 0 {
-                        try await set(client, Self.geoClueClient, "DistanceThreshold", .uint32(UInt32(configuration.minimumUpdateDistance.rounded(.up))))
+            produce(continuation) { () async throws(LocationError) in
+                let (events, eventInput) = AsyncStream.makeStream(of: LocationEvent.self)
+                continuation.onTermination = { _ in eventInput.finish() }
+                let client = try await self.makeClient(accuracy: configuration.accuracy)
+                var subscriptions: [SignalSubscription] = []
+                defer { self.end(client, subscriptions) }
+                let extended = try await self.isWhereabouts()
+                if extended {
+                    try await self.set(client, Self.client, "HighAccuracy", .boolean(configuration.highAccuracy))
+                    try await self.set(
+                        client, Self.client, "MinimumUpdateDistance", .double(configuration.minimumUpdateDistance))
+                } else if configuration.minimumUpdateDistance > 0 {
+                    try await self.set(
+                        client, Self.geoClueClient, "DistanceThreshold",
+                        .uint32(UInt32(configuration.minimumUpdateDistance.rounded(.up))))
+                }
+                subscriptions.append(try await self.subscribe(client) { eventInput.yield(.updated($0)) })
+                if extended {
+                    subscriptions.append(
+                        try await self.subscribeToService(
+                            SignalMatch(path: client, interface: Self.client, member: "AvailabilityChanged")
+                        ) { message in
+                            guard message.arguments().last?.string == "authorisation-changed" else { return }
+                            continuation.finish(throwing: LocationError.permissionDenied("the authorisation was revoked"))
+                        })
+                    subscriptions.append(
+                        try await self.subscribeToService(
+                            SignalMatch(
+                                interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                                stringArguments: [0: Self.location])
+                        ) { message in
+                            if let path = message.path { eventInput.yield(.refreshed(path)) }
+                        })
+                }
+                _ = try await self.call(client, Self.geoClueClient, "Start")
+                var newest: ObjectPath?
+                for await event in events {
+                    switch event {
+                    case .updated(let path): newest = path
+                    case .refreshed(let path): guard path == newest else { continue }
                     }
-                    var subscriptions = [
-                        try await subscribe(client) { path in
-                            Task { @BusActor in
-                                if let position = try? await self.read(path) { continuation.yield(position) }
-                            }
-                        }
-                    ]
-                    if extended {
-                        subscriptions.append(
-                            try await subscribeToService(
-                                SignalMatch(path: client, interface: Self.client, member: "AvailabilityChanged")
-                            ) { message in
-                                guard message.arguments().last?.string == "authorisation-changed" else { return }
-                                continuation.finish(throwing: LocationError.permissionDenied("the authorisation was revoked"))
-                            })
-                    }
-                    let ended = subscriptions
-                    continuation.onTermination = { _ in Task { @BusActor in self.end(client, ended) } }
-                    connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
-                    _ = try await call(client, Self.geoClueClient, "Start")
-                } catch {
-                    continuation.finish(throwing: error)
+                    guard let path = newest, let position = try? await self.read(path) else { continue }
+                    continuation.yield(position)
                 }
             }
-            _ = task
         }
     }
 
@@ -200,23 +228,22 @@ public final class LocationManager {
     /// GeoClue alike.
     public func availability() -> AsyncThrowingStream<Bool, any Error> {
         AsyncThrowingStream { continuation in
-            Task { @BusActor in
-                do throws(LocationError) {
-                    let match = SignalMatch(
-                        path: Self.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
-                    let subscription = try await subscribeToService(match) { message in
-                        let arguments = message.arguments()
-                        guard arguments.count == 3, arguments[0].string == Self.geoClueManager,
-                            let level = arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
-                        else { return }
-                        continuation.yield(level > 0)
-                    }
-                    continuation.onTermination = { _ in Task { @BusActor in self.connection.unsubscribe(subscription) } }
-                    let level = try await get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
+            produce(continuation) { () async throws(LocationError) in
+                let (ended, endInput) = AsyncStream.makeStream(of: Never.self)
+                continuation.onTermination = { _ in endInput.finish() }
+                let match = SignalMatch(
+                    path: Self.managerPath, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                let subscription = try await self.subscribeToService(match) { message in
+                    let arguments = message.arguments()
+                    guard arguments.count == 3, arguments[0].string == Self.geoClueManager,
+                        let level = arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
+                    else { return }
                     continuation.yield(level > 0)
-                } catch {
-                    continuation.finish(throwing: error)
                 }
+                defer { self.connection.unsubscribe(subscription) }
+                let level = try await self.get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
+                continuation.yield(level > 0)
+                for await _ in ended {}
             }
         }
     }
@@ -279,6 +306,27 @@ public final class LocationManager {
     private func end(_ client: ObjectPath, _ subscriptions: [SignalSubscription]) {
         for subscription in subscriptions { connection.unsubscribe(subscription) }
         deleteClient(client)
+    }
+
+    /// Produces a sequence with `work`, one task that runs until the sequence ends and then lets go of what it
+    /// holds; an error it throws ends the sequence. The manager keeps the task, for ``endStreams()`` and for the
+    /// bus going away.
+    private func produce<Element>(
+        _ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
+        _ work: @escaping @BusActor () async throws(LocationError) -> Void
+    ) {
+        let number = nextStreamNumber
+        nextStreamNumber += 1
+        let task = Task { @BusActor in
+            do throws(LocationError) {
+                try await work()
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+            self.streams[number] = nil
+        }
+        streams[number] = RunningStream(finish: { error in continuation.finish(throwing: error) }, task: task)
     }
 
     private func read(_ path: ObjectPath) async throws(LocationError) -> Position {
@@ -490,12 +538,16 @@ extension LocationManager {
     /// alone): a grant revoked, a decision made elsewhere. Whereabouts only.
     public func authorisationStatuses() -> AsyncThrowingStream<AuthorisationStatus, any Error> {
         AsyncThrowingStream { continuation in
-            Task { @BusActor in
-                do throws(LocationError) {
-                    guard try await isWhereabouts() else { throw .unsupported("authorisation status") }
-                    let client = try await makeClient(accuracy: .exact)
-                    let changes = StatusChanges(continuation)
-                    let subscription = try await subscribeToService(
+            produce(continuation) { () async throws(LocationError) in
+                let (ended, endInput) = AsyncStream.makeStream(of: Never.self)
+                continuation.onTermination = { _ in endInput.finish() }
+                guard try await self.isWhereabouts() else { throw .unsupported("authorisation status") }
+                let client = try await self.makeClient(accuracy: .exact)
+                var subscriptions: [SignalSubscription] = []
+                defer { self.end(client, subscriptions) }
+                let changes = StatusChanges(continuation)
+                subscriptions.append(
+                    try await self.subscribeToService(
                         SignalMatch(path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
                     ) { message in
                         let arguments = message.arguments()
@@ -503,14 +555,10 @@ extension LocationManager {
                             let text = arguments[1].stringKeyedEntries?["AuthorisationStatus"]?.string
                         else { return }
                         changes.yield(AuthorisationStatus(rawValue: text) ?? .notDetermined)
-                    }
-                    continuation.onTermination = { _ in Task { @BusActor in self.end(client, [subscription]) } }
-                    connection.onDisconnect = { continuation.finish(throwing: LocationError.serviceUnavailable("the bus went away")) }
-                    let reply = try await call(client, Self.client, "CheckAuthorisation")
-                    changes.yield(AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined)
-                } catch {
-                    continuation.finish(throwing: error)
-                }
+                    })
+                let reply = try await self.call(client, Self.client, "CheckAuthorisation")
+                changes.yield(AuthorisationStatus(rawValue: reply.first?.string ?? "") ?? .notDetermined)
+                for await _ in ended {}
             }
         }
     }
@@ -617,4 +665,18 @@ final class SimulationEnding {
         if let result { return result }
         return await withCheckedContinuation { waiter = $0 }
     }
+}
+
+/// A sequence a ``LocationManager`` produces: how to end it, and the task producing it.
+private struct RunningStream {
+    let finish: @BusActor (LocationError?) -> Void
+    let task: Task<Void, Never>
+}
+
+/// What the service said about a stream's fixes.
+private enum LocationEvent: Sendable {
+    /// `LocationUpdated`: a new Location object.
+    case updated(ObjectPath)
+    /// `PropertiesChanged` of a Location object: a fix completed in place.
+    case refreshed(ObjectPath)
 }

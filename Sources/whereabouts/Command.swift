@@ -251,6 +251,7 @@ struct Command: Sendable {
                             printed += 1
                             if let count, printed >= count { break }
                         }
+                        await manager.endStreams()
                     } catch let error as LocationError {
                         finish(error)
                     } catch {

@@ -4,6 +4,7 @@ import Glibc
 import Loop
 import Testing
 import TestSupport
+import Whereabouts
 
 /// A configuration with only the gpsd source, at 127.0.0.1:`port`.
 func gpsdConfig(port: UInt16, extra: String = "") -> String {
@@ -167,6 +168,14 @@ struct GPSDEndToEndTests {
         let partial = try #require(try await app.latestLocation())
         #expect(locationTimestamp(partial["Timestamp"]) == first + 3, "\(partial)")
         #expect(abs((partial["Latitude"]?.double ?? 0) - turned.latitude) < 1e-7, "\(partial)")
+        // The library's stream, started now too, is served the same partial fix, then the completed one.
+        let manager = try LocationManager(desktopId: "whereabouts-test", address: harness.bus.address)
+        defer { manager.close() }
+        let streamed = Shared<[Position]>([])
+        let streaming = Task { @BusActor in
+            for try await position in manager.locations() { streamed.update { $0.append(position) } }
+        }
+        try await eventually("the library's first fix") { !streamed.value.isEmpty }
         terminal.write(turned.sentences[1...].joined())
         try await Task.sleep(for: .milliseconds(150))
         terminal.write(epoch(4, knots: 29.16, course: 90).text)
@@ -175,6 +184,12 @@ struct GPSDEndToEndTests {
 
         // Epoch 3's own report completed the Location served for it, in place.
         #expect(app.signals.contains { $0.member == "PropertiesChanged" && $0.path == served[0].new })
+        let epoch3 = streamed.value.filter { $0.timestamp == Int64((first + 3) * 1000) }
+        #expect(epoch3.first?.course == nil, "the library's first fix was already complete: \(epoch3)")
+        #expect(epoch3.count == 2 && abs((epoch3.last?.course ?? 0) - 90) < 1e-6, "\(streamed.value)")
+        #expect(streamed.value.contains { $0.timestamp == Int64((first + 4) * 1000) }, "\(streamed.value)")
+        await manager.endStreams()
+        #expect(try await streaming.value == ())
         let count = app.locationUpdates.count
         let read = try await app.readLocations(count: count)
         let fixes = read.compactMap { $0 }
