@@ -29,7 +29,7 @@ SCRATCH    := $(CURDIR)/build/swift
 BASE_MIN   := $(CACHE)/$(SUITE)-minbase-$(WEEK).tar.gz
 BASE_SYSD  := $(CACHE)/$(SUITE)-systemd-dbus-polkitd-$(WEEK).tar.gz
 
-BUILD_TOOLS := debhelper libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkgconf git
+BUILD_TOOLS := debhelper libdbus-1-dev libgps-dev pkgconf git
 CHECK_TOOLS := lintian mmdebstrap piuparts systemd-container
 
 .PHONY: deb deb-lint deb-test deb-piuparts deb-check deb-build-tools deb-check-tools deb-clean

@@ -15,10 +15,10 @@ let package = Package(
         // C interop: libdbus headers, nothing else.
         .systemLibrary(
             name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-        // C interop: libpolkit-gobject-1 and GLib headers.
-        .systemLibrary(
-            name: "CPolkit", path: "Sources/CPolkit", pkgConfig: "polkit-gobject-1",
-            providers: [.apt(["libpolkit-gobject-1-dev"])]),
+        // C interop: libpolkit-gobject-1 and the GLib it links, loaded with dlopen at the first check.
+        .target(
+            name: "CPolkit", exclude: ["abi-check.c"],
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])]),
         // The only module that touches libpolkit: checks on a GLib thread of their own.
         .target(name: "Polkit", dependencies: ["CPolkit", "WhereaboutsCore", "Loop"], swiftSettings: strict),
         // A poll(2) event loop that is also a Swift SerialExecutor.

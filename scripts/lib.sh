@@ -33,5 +33,7 @@ write_bus_config() {
         -e "s|@EXTRA_POLICY@||" scripts/system-bus.conf.in >"$1/bus.conf"
 }
 
-# The packages every build needs: the libdbus, libgps and libpolkit headers, and pkg-config to find them.
+# The packages every build needs: the libdbus and libgps headers, and pkg-config to find them; the libpolkit
+# headers, for the test that holds the Polkit module's own declarations to them (the build itself does not use
+# them: libpolkit-gobject-1 is loaded at run time).
 BUILD_PACKAGES=(libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config)

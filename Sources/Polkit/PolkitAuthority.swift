@@ -15,10 +15,11 @@ public struct PolkitError: Error, Sendable, CustomStringConvertible {
 
 /// polkit's `CheckAuthorization`, through libpolkit-gobject-1 on a thread and GLib main context of its own.
 ///
-/// The thread, its context and the authority object are made on the first check, so a daemon that checks
-/// nothing pays nothing. Checks run concurrently and never block the bus thread; each is cancelled after its
-/// timeout, so a polkit that does not answer gives a ``PolkitError`` rather than a hang. The subject is the
-/// caller's unique bus name, which cannot be raced the way a process id can.
+/// The library (and with it GLib, GObject and GIO), the thread, its context and the authority object are loaded
+/// and made on the first check, so a daemon that checks nothing pays nothing for them. Checks run concurrently and
+/// never block the bus thread; each is cancelled after its timeout, so a polkit that does not answer gives a
+/// ``PolkitError`` rather than a hang. The subject is the caller's unique bus name, which cannot be raced the way
+/// a process id can.
 public final class PolkitAuthority: Sendable {
     /// The answer a completion receives.
     public typealias Completion = @BusActor @Sendable (Result<PolkitAnswer, PolkitError>) -> Void
@@ -56,8 +57,8 @@ final class PolkitRequest: @unchecked Sendable {
     let interactive: Bool
     let timeoutMilliseconds: UInt32
     let completion: PolkitAuthority.Completion
-    var cancellable: UnsafeMutablePointer<GCancellable>?
-    var timeoutSource: UnsafeMutablePointer<GSource>?
+    var cancellable: OpaquePointer?
+    var timeoutSource: OpaquePointer?
     var authority: OpaquePointer?
 
     init(
@@ -79,13 +80,23 @@ final class PolkitRequest: @unchecked Sendable {
     }
 }
 
-/// The GLib thread: a main context and loop that run polkit's asynchronous calls.
+/// The GLib thread: it loads the library, then runs polkit's asynchronous calls on a main context and loop of
+/// its own. Checks submitted while it loads wait in a queue; if the library cannot be loaded, they and every
+/// later check fail with the loader's reason.
 final class PolkitThread: @unchecked Sendable {
-    private let context: OpaquePointer
+    private enum State {
+        case loading(queued: [PolkitRequest])
+        case ready(glib: wb_polkit_api, context: MainContext)
+        case failed(String)
+    }
+
+    private let state = Mutex<State>(.loading(queued: []))
+    /// Set on the GLib thread before the first check starts there, and read only there.
+    private var glib: wb_polkit_api?
+    private var context: OpaquePointer?
     private var authority: OpaquePointer?
 
     init() {
-        context = g_main_context_new()
         var thread = pthread_t()
         let unmanaged = Unmanaged.passRetained(self).toOpaque()
         pthread_create(&thread, nil, { argument in
@@ -97,19 +108,65 @@ final class PolkitThread: @unchecked Sendable {
     }
 
     private func run() {
-        g_main_context_push_thread_default(context)
-        let loop = g_main_loop_new(context, 0)
-        g_main_loop_run(loop)
+        var reason = [CChar](repeating: 0, count: 512)
+        guard let table = wb_polkit_load(&reason, reason.count) else {
+            let text = "polkit is not available: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+            let queued = state.withLock { state in
+                defer { state = .failed(text) }
+                if case .loading(let queued) = state { return queued }
+                return []
+            }
+            for request in queued { request.finish(.failure(PolkitError(message: text))) }
+            return
+        }
+        let glib = table.pointee
+        self.glib = glib
+        guard let context = glib.g_main_context_new() else { return }
+        self.context = context
+        glib.g_main_context_push_thread_default(context)
+        let queued = state.withLock { state in
+            defer { state = .ready(glib: glib, context: MainContext(pointer: context)) }
+            if case .loading(let queued) = state { return queued }
+            return []
+        }
+        for request in queued { start(request) }
+        let loop = glib.g_main_loop_new(context, 0)
+        glib.g_main_loop_run(loop)
     }
 
-    /// Runs `request` on the GLib thread.
+    /// Runs `request` on the GLib thread, once the library is loaded.
     func submit(_ request: PolkitRequest) {
-        let box = Unmanaged.passRetained(Submission(thread: self, request: request)).toOpaque()
-        g_main_context_invoke_full(context, G_PRIORITY_DEFAULT, { data in
-            let submission = Unmanaged<Submission>.fromOpaque(data!).takeRetainedValue()
-            submission.thread.start(submission.request)
-            return 0
-        }, box, nil)
+        enum Next {
+            case queued
+            case invoke(wb_polkit_api, MainContext)
+            case fail(String)
+        }
+        let next: Next = state.withLock { state in
+            switch state {
+            case .loading(var queued):
+                queued.append(request)
+                state = .loading(queued: queued)
+                return .queued
+            case .ready(let glib, let context): return .invoke(glib, context)
+            case .failed(let text): return .fail(text)
+            }
+        }
+        switch next {
+        case .queued: return
+        case .fail(let text): request.finish(.failure(PolkitError(message: text)))
+        case .invoke(let glib, let context):
+            let box = Unmanaged.passRetained(Submission(thread: self, request: request)).toOpaque()
+            glib.g_main_context_invoke_full(context.pointer, WB_G_PRIORITY_DEFAULT, { data in
+                let submission = Unmanaged<Submission>.fromOpaque(data!).takeRetainedValue()
+                submission.thread.start(submission.request)
+                return 0
+            }, box, nil)
+        }
+    }
+
+    /// A GLib main context, which any thread may hand work to (`g_main_context_invoke_full` is thread-safe).
+    private struct MainContext: @unchecked Sendable {
+        let pointer: OpaquePointer
     }
 
     private final class Submission {
@@ -123,73 +180,103 @@ final class PolkitThread: @unchecked Sendable {
 
     /// On the GLib thread: sends the check.
     private func start(_ request: PolkitRequest) {
+        guard let glib else { return }
         if authority == nil {
             var error: UnsafeMutablePointer<GError>? = nil
-            authority = polkit_authority_get_sync(nil, &error)
+            authority = glib.polkit_authority_get_sync(nil, &error)
             if authority == nil {
                 request.finish(.failure(PolkitError(message: "polkit is not available: \(message(of: error))")))
-                if let error { g_error_free(error) }
+                if let error { glib.g_error_free(error) }
                 return
             }
         }
         request.authority = authority
-        let subject = polkit_system_bus_name_new(request.busName)
-        let details = polkit_details_new()
-        for (key, value) in request.details { polkit_details_insert(details, key, value) }
-        let cancellable = g_cancellable_new()
+        let subject = glib.polkit_system_bus_name_new(request.busName)
+        let details = glib.polkit_details_new()
+        for (key, value) in request.details { glib.polkit_details_insert(details, key, value) }
+        let cancellable = glib.g_cancellable_new()
         request.cancellable = cancellable
         let flags =
             request.interactive
             ? POLKIT_CHECK_AUTHORIZATION_FLAGS_ALLOW_USER_INTERACTION : POLKIT_CHECK_AUTHORIZATION_FLAGS_NONE
-        let retained = Unmanaged.passRetained(request).toOpaque()
-        request.timeoutSource = cancelLater(context, request.timeoutMilliseconds, cancellable)
-        polkit_authority_check_authorization(
+        let retained = Unmanaged.passRetained(PendingCheck(thread: self, request: request)).toOpaque()
+        request.timeoutSource = cancelLater(glib, context, request.timeoutMilliseconds, cancellable)
+        glib.polkit_authority_check_authorization(
             authority, subject, request.action, details, flags, cancellable,
             { _, result, data in
-                let request = Unmanaged<PolkitRequest>.fromOpaque(data!).takeRetainedValue()
-                PolkitThread.complete(request, result)
+                let pending = Unmanaged<PendingCheck>.fromOpaque(data!).takeRetainedValue()
+                pending.thread.complete(pending.request, result)
             }, retained)
-        g_object_unref(UnsafeMutableRawPointer(subject))
-        g_object_unref(UnsafeMutableRawPointer(details))
+        glib.g_object_unref(UnsafeMutableRawPointer(subject))
+        glib.g_object_unref(UnsafeMutableRawPointer(details))
+    }
+
+    private final class PendingCheck {
+        let thread: PolkitThread
+        let request: PolkitRequest
+        init(thread: PolkitThread, request: PolkitRequest) {
+            self.thread = thread
+            self.request = request
+        }
     }
 
     /// On the GLib thread: reads the answer.
-    private static func complete(_ request: PolkitRequest, _ asyncResult: OpaquePointer?) {
+    private func complete(_ request: PolkitRequest, _ asyncResult: OpaquePointer?) {
+        guard let glib else { return }
         if let source = request.timeoutSource {
-            g_source_destroy(source)
-            g_source_unref(source)
+            glib.g_source_destroy(source)
+            glib.g_source_unref(source)
         }
         var error: UnsafeMutablePointer<GError>? = nil
-        let answer = polkit_authority_check_authorization_finish(request.authority, asyncResult, &error)
-        if let cancellable = request.cancellable { g_object_unref(UnsafeMutableRawPointer(cancellable)) }
+        let answer = glib.polkit_authority_check_authorization_finish(request.authority, asyncResult, &error)
+        if let cancellable = request.cancellable { glib.g_object_unref(UnsafeMutableRawPointer(cancellable)) }
         guard let answer else {
-            let cancelled = error.map { g_error_matches($0, g_io_error_quark(), Int32(G_IO_ERROR_CANCELLED.rawValue)) != 0 } ?? false
+            let cancelled = error.map {
+                glib.g_error_matches($0, glib.g_io_error_quark(), WB_G_IO_ERROR_CANCELLED) != 0
+            } ?? false
             let text = cancelled ? "polkit did not answer in time" : "polkit failed: \(message(of: error))"
-            if let error { g_error_free(error) }
+            if let error { glib.g_error_free(error) }
             request.finish(.failure(PolkitError(message: text)))
             return
         }
         let result: PolkitAnswer =
-            polkit_authorization_result_get_is_authorized(answer) != 0
-            ? .yes : polkit_authorization_result_get_is_challenge(answer) != 0 ? .challenge : .no
-        g_object_unref(UnsafeMutableRawPointer(answer))
+            glib.polkit_authorization_result_get_is_authorized(answer) != 0
+            ? .yes : glib.polkit_authorization_result_get_is_challenge(answer) != 0 ? .challenge : .no
+        glib.g_object_unref(UnsafeMutableRawPointer(answer))
         request.finish(.success(result))
     }
 }
 
-/// Cancels `cancellable` after `milliseconds` on `context`; returns the timeout source, which the caller destroys
-/// and releases when the check ends first.
+/// Cancels `cancellable` after `milliseconds` on `context`; returns the timeout source, which
+/// the caller destroys and releases when the check ends first.
 private func cancelLater(
-    _ context: OpaquePointer, _ milliseconds: UInt32, _ cancellable: UnsafeMutablePointer<GCancellable>?
-) -> UnsafeMutablePointer<GSource>? {
-    let source = g_timeout_source_new(milliseconds)
-    g_object_ref(UnsafeMutableRawPointer(cancellable))
-    g_source_set_callback(source, { data in
-        g_cancellable_cancel(data?.assumingMemoryBound(to: GCancellable.self))
-        return 0
-    }, UnsafeMutableRawPointer(cancellable), { data in g_object_unref(data) })
-    g_source_attach(source, context)
+    _ glib: wb_polkit_api, _ context: OpaquePointer?, _ milliseconds: UInt32, _ cancellable: OpaquePointer?
+) -> OpaquePointer? {
+    let source = glib.g_timeout_source_new(milliseconds)
+    let timer = Unmanaged.passRetained(CancelTimer(glib: glib, cancellable: cancellable)).toOpaque()
+    glib.g_source_set_callback(
+        source,
+        { data in
+            let timer = Unmanaged<CancelTimer>.fromOpaque(data!).takeUnretainedValue()
+            timer.glib.g_cancellable_cancel(timer.cancellable)
+            return 0
+        }, timer, { data in Unmanaged<CancelTimer>.fromOpaque(data!).release() })
+    _ = glib.g_source_attach(source, context)
     return source
+}
+
+/// What a timeout source holds: a reference to the cancellable it cancels, dropped with the source.
+private final class CancelTimer {
+    let glib: wb_polkit_api
+    let cancellable: OpaquePointer?
+
+    init(glib: wb_polkit_api, cancellable: OpaquePointer?) {
+        self.glib = glib
+        self.cancellable = cancellable
+        _ = glib.g_object_ref(UnsafeMutableRawPointer(cancellable))
+    }
+
+    deinit { glib.g_object_unref(UnsafeMutableRawPointer(cancellable)) }
 }
 
 private func message(of error: UnsafeMutablePointer<GError>?) -> String {

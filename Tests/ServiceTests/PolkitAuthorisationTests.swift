@@ -14,13 +14,22 @@ struct PolkitAuthorisationTests {
         let polkit: PolkitHarness
         let harness: DaemonHarness
 
-        init(rules: [String: String], grants: String? = nil) throws {
+        init(rules: [String: String], grants: String? = nil, environment: [String: String] = [:]) throws {
             let bus = try PolkitHarness.makeBus()
             polkit = try PolkitHarness(bus: bus, rules: rules)
             var files = ["geolocation": staticFile]
             if let grants { files["grants"] = grants }
             harness = try DaemonHarness(config: staticConfig, files: files, polkit: true, bus: bus)
-            try harness.startDaemon()
+            try harness.startDaemon(environment: environment)
+        }
+
+        /// The shared libraries the daemon has mapped now.
+        func daemonLibraries() throws -> String {
+            let daemon = try #require(harness.daemon)
+            // procfs files have no size, so the file is read to its end rather than by its length.
+            let maps = try #require(FileHandle(forReadingAtPath: "/proc/\(daemon.pid)/maps"))
+            defer { try? maps.close() }
+            return String(decoding: try maps.readToEnd() ?? Data(), as: UTF8.self)
         }
 
         /// The CLI as the unprivileged `nobody`.
@@ -129,6 +138,33 @@ struct PolkitAuthorisationTests {
         let moved = try FileManager.default.contentsOfDirectory(atPath: setup.harness.directory.path)
             .filter { $0.hasPrefix("grants.corrupt-") }
         #expect(moved.count == 1)
+    }
+
+    @Test func libpolkitAndGLibAreLoadedAtTheFirstCheckOnly() async throws {
+        let setup = try Setup(rules: Self.rule("YES"))
+        defer { setup.stop() }
+        let before = try setup.daemonLibraries()
+        #expect(!before.contains("libpolkit-gobject-1") && !before.contains("libglib-2.0"), "\(before)")
+        let located = try setup.cli(["locate"])
+        #expect(located.status == 0, "\(located.output)\n\(setup.harness.daemonLog)")
+        let after = try setup.daemonLibraries()
+        #expect(after.contains("libpolkit-gobject-1") && after.contains("libgio-2.0"), "\(after)")
+    }
+
+    @Test func aLibpolkitThatCannotBeLoadedDeniesWithTheLoadersReason() async throws {
+        // A file that is not a shared library, found first through LD_LIBRARY_PATH.
+        let broken = try TemporaryDirectory.make(prefix: "whereabouts-broken-polkit")
+        defer { try? FileManager.default.removeItem(at: broken) }
+        try Data("not a library".utf8).write(to: broken.appendingPathComponent("libpolkit-gobject-1.so.0"))
+        let setup = try Setup(rules: Self.rule("YES"), environment: ["LD_LIBRARY_PATH": broken.path])
+        defer { setup.stop() }
+        for _ in 1...2 {
+            let denied = try setup.cli(["locate"])
+            #expect(denied.status == 4, "\(denied.output)")
+            #expect(denied.output.contains("cannot check authorisation"), "\(denied.output)")
+        }
+        #expect(setup.harness.daemonLog.contains("libpolkit-gobject-1.so.0"), "\(setup.harness.daemonLog)")
+        #expect(setup.harness.daemon?.isRunning == true)
     }
 
     @Test func polkitGoneDeniesWithAClearErrorAndRecovers() async throws {
