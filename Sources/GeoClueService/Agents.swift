@@ -38,7 +38,7 @@ extension GeoClueService {
         let agent = Agent(busName: busName, id: id, uid: uid)
         agents[uid] = agent
         logger.info("agent \(id) registered by \(busName) for UID \(uid)")
-        agent.firstRead = Task { @BusActor in
+        agent.firstRead = BusActor.task { [self] in
             do {
                 let subscription = try await connection.subscribe(
                     SignalMatch(
@@ -117,7 +117,7 @@ extension GeoClueService {
         if let raw = arguments[1].stringKeyedEntries?["MaxAccuracyLevel"]?.unwrapped.uint32 {
             setCap(AuthorisationRule.level(fromAgentValue: raw), of: agent)
         } else if arguments[2].elements?.contains(.string("MaxAccuracyLevel")) == true {
-            Task { @BusActor in await readCap(of: agent) }
+            BusActor.task { [self] in await readCap(of: agent) }
         }
     }
 

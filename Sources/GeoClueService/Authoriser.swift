@@ -136,7 +136,7 @@ extension GeoClueService {
     /// "always", "when-in-use" or "denied", approximate) of the caller's user, or of every user with the
     /// management action.
     func listGrants(_ call: MethodCall, allUsers: Bool) {
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await uid(of: call.sender)
                 if allUsers { try await requireManagement(call) }
@@ -159,7 +159,7 @@ extension GeoClueService {
     /// may revoke their own; another user's needs the management action. Affected clients are re-checked at once
     /// and stop receiving fixes if no longer authorised.
     func revokeGrant(_ call: MethodCall, uid target: UInt32, app: String) {
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await uid(of: call.sender)
                 if uid != target { try await requireManagement(call) }
@@ -186,7 +186,7 @@ extension GeoClueService {
 
     /// Answers `call` once the caller has the management action: runs `change`, then replies; or fails the call.
     func managing(_ call: MethodCall, _ change: @escaping @BusActor () -> Void) {
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 try await requireManagement(call)
                 change()

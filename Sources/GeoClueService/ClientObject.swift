@@ -256,7 +256,7 @@ final class ClientObject: ExportedObject {
     /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
     private func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
                 if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
@@ -288,7 +288,7 @@ final class ClientObject: ExportedObject {
             approximate = flag
         }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
                 try await refreshAuthorisation(desktopId, uid: uid)
@@ -316,7 +316,7 @@ final class ClientObject: ExportedObject {
         guard !starting else { throw .failed("Start is already in progress") }
         starting = true
         let cancellations = startsCancelled
-        Task { @BusActor in
+        BusActor.task { [self] in
             defer { self.starting = false }
             do throws(DBusError) {
                 let level = try await authorise(desktopId)
@@ -379,7 +379,7 @@ final class ClientObject: ExportedObject {
         setAvailable(service.availableLevel != .none, reason: reason)
         guard resumesLater, !active, !starting, let desktopId else { return }
         starting = true
-        Task { @BusActor in
+        BusActor.task { [self] in
             defer { self.starting = false }
             do throws(DBusError) {
                 let level = try await authorise(desktopId)
@@ -507,7 +507,7 @@ final class ClientObject: ExportedObject {
             }
         }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
-        Task { @BusActor in
+        BusActor.task { [self] in
             let level: AccuracyLevel
             do throws(DBusError) {
                 level = try await authorise(desktopId)

@@ -58,7 +58,7 @@ final class ManagerObject: ExportedObject {
     /// `GetClient` and `CreateClient`: answered once the caller's Unix user is known (asked of the bus once per
     /// connection), which the per-user limit needs.
     private func clientPath(_ call: MethodCall, reuse: Bool) -> Reply {
-        Task { @BusActor in
+        BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: call.sender)
                 call.reply([.objectPath(try service.client(for: call.sender, uid: uid, reuse: reuse).path)])
@@ -75,7 +75,7 @@ final class ManagerObject: ExportedObject {
         guard service.configuration.agentWhitelist.contains(id) else {
             throw .accessDenied("\(id) not allowed to act as agent")
         }
-        Task { @BusActor in
+        BusActor.task { [self] in
             do {
                 let uid = try await service.uid(of: call.sender)
                 service.registerAgent(busName: call.sender, id: id, uid: uid)

@@ -58,7 +58,7 @@ final class SessionMonitor {
         }
         if let known = sessionOf[busName] { return .success(state(of: known)) }
         if let pending = lookups[busName] { return await pending.value }
-        let lookup = Task { @BusActor in await self.lookUpAndFollow(busName, pid: pid, uid: uid) }
+        let lookup = BusActor.task { await self.lookUpAndFollow(busName, pid: pid, uid: uid) }
         lookups[busName] = lookup
         let result = await lookup.value
         lookups[busName] = nil
@@ -209,7 +209,7 @@ final class SessionMonitor {
             guard let flag = value.unwrapped.bool else { return }
             set(path, active: flag)
         } else if arguments[2].elements?.contains(.string("Active")) == true {
-            Task { @BusActor in
+            BusActor.task { [self] in
                 if let flag = try? await readActive(path) { set(path, active: flag) }
             }
         }
@@ -226,7 +226,7 @@ final class SessionMonitor {
         logindOwner = owner.isEmpty ? nil : owner
         guard logindOwner != nil else { return }
         for path in active.keys {
-            Task { @BusActor in
+            BusActor.task { [self] in
                 if let flag = try? await readActive(path) { set(path, active: flag) }
             }
         }

@@ -67,7 +67,7 @@ extension GeoClueService {
         guard speed.isFinite, speed > 0, speed <= Self.maximumSimulationSpeed else {
             throw .invalidArgs("speed must be more than 0 and at most \(Int(Self.maximumSimulationSpeed))")
         }
-        Task { @BusActor in
+        BusActor.task { [self] in
             let prepared: any Simulation
             do throws(DBusError) {
                 try await requireManagement(call)

@@ -16,3 +16,16 @@
         }
     }
 }
+
+extension BusActor {
+    /// Starts `operation` as a task on the loop that also prefers the loop as its task executor, so that after any
+    /// suspension (a D-Bus reply, a timer) it resumes on the loop thread directly. A plain `Task { @BusActor in }`
+    /// resumes from a continuation on the global thread pool first, which costs a thread switch and starts that
+    /// pool's threads in a process that otherwise needs none.
+    @discardableResult
+    public static func task<Success: Sendable>(_ operation: sending @escaping @BusActor () async -> Success)
+        -> Task<Success, Never>
+    {
+        Task(executorPreference: EventLoop.main, operation: operation)
+    }
+}

@@ -27,9 +27,11 @@ public struct TimerID: Hashable, Sendable { let raw: UInt64 }
 /// One thread running a `poll(2)` loop: file-descriptor watches, timers and queued work.
 ///
 /// It is also a Swift `SerialExecutor`, the executor of ``BusActor``, so actor-isolated code and the loop's own
-/// callbacks run on the same thread, in order, without hops. Every method may be called from any thread; the
-/// callbacks always run on the loop thread.
-public final class EventLoop: SerialExecutor, @unchecked Sendable {
+/// callbacks run on the same thread, in order, without hops. It is a `TaskExecutor` as well: a task that prefers it
+/// (``BusActor/task(_:)``) and resumes from a continuation comes back straight to this thread, rather than by way
+/// of the global thread pool and a second hop. Every method may be called from any thread; the callbacks always
+/// run on the loop thread.
+public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable {
     /// The process's loop, started on first use. ``BusActor`` runs on it.
     public static let main = EventLoop()
 
@@ -206,7 +208,11 @@ public final class EventLoop: SerialExecutor, @unchecked Sendable {
                 return (shared.jobs, shared.closures)
             }
             if jobs.isEmpty && closures.isEmpty { return }
-            for job in jobs { job.runSynchronously(on: asUnownedSerialExecutor()) }
+            // A job queued here as a task executor's runs isolated to the actor as well: the loop runs one job at a
+            // time, so it holds the actor anyway, and the job's hop to it is then no hop at all.
+            for job in jobs {
+                job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            }
             for closure in closures { BusActor.assumeIsolated { closure() } }
         }
     }

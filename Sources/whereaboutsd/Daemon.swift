@@ -65,7 +65,7 @@ enum Daemon {
         service.providerStatus = { providers.status }
         service.simulator = ReplaySimulator(providers: providers, clock: clock)
         service.onClientCountChanged = { count in armIdleExit(options.idleTimeout, clients: count, logger: logger) }
-        Task { @BusActor in
+        BusActor.task {
             do {
                 try await service.start()
                 logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
