@@ -680,7 +680,7 @@ private struct ObjectSet {
     let kind: String
     private var ledger = LocationLedger()
     private var objects: [UInt32: LocationObject] = [:]
-    private var expiryTimer: TimerID?
+    private var expiryTimer: (id: TimerID, deadline: MonotonicTime)?
 
     init(kind: String) { self.kind = kind }
 
@@ -704,14 +704,24 @@ private struct ObjectSet {
         }
     }
 
+    /// Arms the grace timer for the ledger's earliest expiry. A timer already due no later is kept: when it fires,
+    /// ``expire(in:client:)`` releases what is due and arms the next, so a client streaming faster than the grace
+    /// period does not re-arm a timer on every fix.
     private mutating func scheduleExpiry(_ service: GeoClueService, client: ObjectPath) {
-        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
-        expiryTimer = nil
-        guard let next = ledger.nextExpiry else { return }
+        guard let next = ledger.nextExpiry else {
+            if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
+            expiryTimer = nil
+            return
+        }
+        if let expiryTimer {
+            if expiryTimer.deadline <= next { return }
+            EventLoop.main.cancel(expiryTimer.id)
+        }
         let kind = self.kind
-        expiryTimer = EventLoop.main.schedule(after: next - service.clock.monotonicNow) { [weak service] in
+        let id = EventLoop.main.schedule(after: next - service.clock.monotonicNow) { [weak service] in
             service?.expireObjects(of: client, kind: kind)
         }
+        expiryTimer = (id, next)
     }
 
     /// Releases the objects whose grace period has ended.
@@ -722,7 +732,7 @@ private struct ObjectSet {
     }
 
     mutating func removeAll(from service: GeoClueService) {
-        if let expiryTimer { EventLoop.main.cancel(expiryTimer) }
+        if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
         expiryTimer = nil
         release(Array(objects.keys), from: service)
     }

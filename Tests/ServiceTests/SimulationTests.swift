@@ -72,6 +72,28 @@ struct SimulationTests {
         #expect(harness.daemonLog.contains("simulation: ended (finished)"), "\(harness.daemonLog)")
     }
 
+    @Test func olderLocationObjectsAreReleasedWhenTheirGracePeriodEnds() async throws {
+        // A burst of updates leaves the current and previous objects and two older ones in their 5 s grace period;
+        // the grace timer, armed once for the burst rather than once per fix, releases the older ones.
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { Task { @BusActor in app.close() } }
+        _ = try await app.startedClient()
+        _ = try await app.waitForUpdates(1)
+        let played = try Self.cli(harness, ["replay", harness.file("track.nmea").path, "--speed", "5"])
+        #expect(played.status == 0, "\(played.output)\n\(harness.daemonLog)")
+        try await Self.waitForStaticFix(app)
+        let announced = await app.locationUpdates.map(\.new)
+        #expect(announced.count >= 5, "\(announced)")
+        try await Task.sleep(for: .milliseconds(6500))
+        var readable: [ObjectPath] = []
+        for path in announced where (try? await app.getAll(path, GeoClueTestClient.locationInterface)) != nil {
+            readable.append(path)
+        }
+        #expect(readable == Array(announced.suffix(2)), "readable after the grace period: \(readable) of \(announced)")
+    }
+
     @Test func aLoopingSimulationEndsWhenItsOwnerGoesAway() async throws {
         let harness = try Self.harness()
         defer { harness.stop() }
