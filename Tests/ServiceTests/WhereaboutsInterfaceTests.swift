@@ -61,7 +61,9 @@ struct WhereaboutsInterfaceTests {
             _ = try await request(app, client, ["timeout": .uint32(400)])
         }
         let waited = ContinuousClock.now - began
-        #expect(waited >= .milliseconds(390) && waited < .seconds(3), "waited \(waited)")
+        // Never before the requested time; the upper bound only tells it from the 30 s default, with room for a
+        // loaded or sanitized run (4.6 s was seen under AddressSanitizer with the suite running in parallel).
+        #expect(waited >= .milliseconds(390) && waited < .seconds(15), "waited \(waited)")
         #expect(try await app.get(client, ours, "LastLocation") == .objectPath(.root))
     }
 
