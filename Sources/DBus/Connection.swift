@@ -100,12 +100,23 @@ public final class Connection {
     /// An error reply is thrown as a ``DBusError``; no reply within `timeout` throws
     /// `org.freedesktop.DBus.Error.NoReply`.
     public func call(_ message: Message, timeout: Duration = .seconds(25)) async throws(DBusError) -> Message {
+        let pending = try send(message, replyWithin: timeout)
+        return try await reply(to: pending).get()
+    }
+
+    /// Queues a method call and returns its pending reply, which ``reply(to:)`` waits for.
+    private func send(_ message: Message, replyWithin timeout: Duration) throws(DBusError) -> OpaquePointer {
         guard !closed else { throw DBusError(name: DBusError.Name.disconnected, message: "connection closed") }
         var pending: OpaquePointer? = nil
         let milliseconds = Int32(clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, milliseconds) != 0, let pending else {
             throw DBusError(name: DBusError.Name.disconnected, message: "not connected to the bus")
         }
+        return pending
+    }
+
+    /// Waits, without blocking the loop, for the reply `pending` stands for, and lets go of it.
+    private func reply(to pending: OpaquePointer) async -> Result<Message, DBusError> {
         let result: Result<Message, DBusError> = await withCheckedContinuation { continuation in
             let box = Unmanaged.passRetained(PendingReply(continuation)).toOpaque()
             let armed = dbus_pending_call_set_notify(
@@ -122,7 +133,7 @@ public final class Connection {
             }
         }
         dbus_pending_call_unref(pending)
-        return try result.get()
+        return result
     }
 
     /// Calls `member` and returns the reply's arguments; `allowsInteractiveAuthorization` lets the service prompt
@@ -163,7 +174,12 @@ public final class Connection {
     }
 
     private func callBus(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {
-        try await call(
+        try await call(try busCall(member, arguments)).arguments()
+    }
+
+    /// A call of `member` of the bus itself (`org.freedesktop.DBus`).
+    private func busCall(_ member: String, _ arguments: [DBusValue]) throws(DBusError) -> Message {
+        try Message.methodCall(
             destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
             interface: "org.freedesktop.DBus", member: member, arguments: arguments)
     }
@@ -186,13 +202,43 @@ public final class Connection {
         return SignalSubscription(id: id)
     }
 
+    /// Like ``subscribe(_:handler:)``, and runs `next` meanwhile: the match rule is sent first, so the bus applies it
+    /// before anything `next` sends, but its answer is awaited only once `next` is done, which saves a round trip
+    /// (at startup: the rule that follows peers leaving, then `RequestName`).
+    public func subscribe<Result>(
+        _ match: SignalMatch, handler: @escaping @BusActor (Message) -> Void,
+        whileRunning next: () async throws(DBusError) -> Result
+    ) async throws(DBusError) -> (SignalSubscription, Result) {
+        let id = nextHandlerID
+        nextHandlerID += 1
+        signalHandlers[id] = (match, handler)
+        let added: Swift.Result<Message, DBusError>
+        let result: Swift.Result<Result, DBusError>
+        do {
+            let pending = try send(try busCall("AddMatch", [.string(match.rule)]), replyWithin: .seconds(25))
+            do {
+                result = .success(try await next())
+            } catch {
+                result = .failure(error)
+            }
+            added = await reply(to: pending)
+        } catch {
+            signalHandlers[id] = nil
+            throw error
+        }
+        do {
+            _ = try added.get()
+            return (SignalSubscription(id: id), try result.get())
+        } catch {
+            signalHandlers[id] = nil
+            throw error
+        }
+    }
+
     /// Stops a subscription and removes its match rule from the bus.
     public func unsubscribe(_ subscription: SignalSubscription) {
         guard let entry = signalHandlers.removeValue(forKey: subscription.id), !closed else { return }
-        if let message = try? Message.methodCall(
-            destination: "org.freedesktop.DBus", path: ObjectPath(trusted: "/org/freedesktop/DBus"),
-            interface: "org.freedesktop.DBus", member: "RemoveMatch", arguments: [.string(entry.match.rule)])
-        {
+        if let message = try? busCall("RemoveMatch", [.string(entry.match.rule)]) {
             dbus_message_set_no_reply(message.raw, 1)
             send(message)
         }

@@ -127,15 +127,18 @@ public final class GeoClueService {
         let manager = ManagerObject(service: self)
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
-        _ = try await connection.subscribe(
+        // The rule that follows peers leaving goes out first, so it is in place before any client can call; the
+        // name is asked for before its answer arrives.
+        let connection = self.connection
+        let (_, reply) = try await connection.subscribe(
             SignalMatch(
                 sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
-                stringArguments: [2: ""])
-        ) { [weak self] message in
-            guard let name = message.arguments().first?.string else { return }
-            self?.peerVanished(name)
-        }
-        let reply = try await connection.requestName(GeoClue.busName)
+                stringArguments: [2: ""]),
+            handler: { [weak self] message in
+                guard let name = message.arguments().first?.string else { return }
+                self?.peerVanished(name)
+            },
+            whileRunning: { () async throws(DBusError) in try await connection.requestName(GeoClue.busName) })
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             throw .failed("\(GeoClue.busName) is already owned by another process")
         }

@@ -228,6 +228,41 @@ struct BindingTests {
         #expect(vanished.contains(name))
     }
 
+    @Test func aMatchSentAheadOfACallIsInPlaceOnceTheCallIsAnswered() async throws {
+        let pair = try await Pair()
+        defer { pair.close() }
+        let listener = try Connection.open(address: pair.bus.address)
+        defer { listener.close() }
+        var received: [UInt32] = []
+        var ran = false
+        let (subscription, owned) = try await listener.subscribe(
+            SignalMatch(interface: echoName, member: "Tick"), handler: { received.append($0.arguments()[0].uint32!) },
+            whileRunning: { () async throws(DBusError) in
+                ran = true
+                return try await listener.requestName("io.github.whereabouts1.test.Pipelined")
+            })
+        #expect(ran && owned == .primaryOwner)
+        // The match went to the bus before RequestName, so once RequestName is answered a signal reaches it.
+        pair.server.emitSignal(path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(5)])
+        _ = try await listener.call(destination: echoName, path: echoPath, interface: echoName, member: "Add", arguments: [.int32(0), .int32(0)])
+        #expect(received == [5])
+        listener.unsubscribe(subscription)
+    }
+
+    @Test func aMatchTheBusRefusesFailsAfterWhatRanMeanwhile() async throws {
+        let pair = try await Pair()
+        defer { pair.close() }
+        var ran = false
+        await expectError("org.freedesktop.DBus.Error.MatchRuleInvalid") {
+            _ = try await pair.client.subscribe(
+                SignalMatch(interface: "not an interface"), handler: { _ in Issue.record("a refused match delivered a signal") },
+                whileRunning: { () async throws(DBusError) in ran = true })
+        }
+        #expect(ran)
+        pair.server.emitSignal(path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(1)])
+        _ = try await pair.call("Add", [.int32(0), .int32(0)])
+    }
+
     @Test func losingTheBusIsReported() async throws {
         let bus = try PrivateBus()
         let connection = try Connection.open(address: bus.address)
