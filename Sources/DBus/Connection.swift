@@ -190,16 +190,7 @@ public final class Connection {
     public func subscribe(_ match: SignalMatch, handler: @escaping @BusActor (Message) -> Void) async throws(DBusError)
         -> SignalSubscription
     {
-        let id = nextHandlerID
-        nextHandlerID += 1
-        signalHandlers[id] = (match, handler)
-        do {
-            _ = try await callBus("AddMatch", [.string(match.rule)])
-        } catch {
-            signalHandlers[id] = nil
-            throw error
-        }
-        return SignalSubscription(id: id)
+        try await subscribe(match, handler: handler, whileRunning: {}).0
     }
 
     /// Like ``subscribe(_:handler:)``, and runs `next` meanwhile: the match rule is sent first, so the bus applies it

@@ -155,9 +155,9 @@ final class PolkitThread: @unchecked Sendable {
         case .queued: return
         case .fail(let text): request.finish(.failure(PolkitError(message: text)))
         case .invoke(let glib, let context):
-            let box = Unmanaged.passRetained(Submission(thread: self, request: request)).toOpaque()
+            let box = Unmanaged.passRetained(CheckOnThread(thread: self, request: request)).toOpaque()
             glib.g_main_context_invoke_full(context.pointer, WB_G_PRIORITY_DEFAULT, { data in
-                let submission = Unmanaged<Submission>.fromOpaque(data!).takeRetainedValue()
+                let submission = Unmanaged<CheckOnThread>.fromOpaque(data!).takeRetainedValue()
                 submission.thread.start(submission.request)
                 return 0
             }, box, nil)
@@ -169,7 +169,9 @@ final class PolkitThread: @unchecked Sendable {
         let pointer: OpaquePointer
     }
 
-    private final class Submission {
+    /// A check and the thread that runs it, handed through GLib's `gpointer` callbacks (to start it, and with
+    /// polkit's answer).
+    private final class CheckOnThread {
         let thread: PolkitThread
         let request: PolkitRequest
         init(thread: PolkitThread, request: PolkitRequest) {
@@ -199,25 +201,16 @@ final class PolkitThread: @unchecked Sendable {
         let flags =
             request.interactive
             ? POLKIT_CHECK_AUTHORIZATION_FLAGS_ALLOW_USER_INTERACTION : POLKIT_CHECK_AUTHORIZATION_FLAGS_NONE
-        let retained = Unmanaged.passRetained(PendingCheck(thread: self, request: request)).toOpaque()
+        let retained = Unmanaged.passRetained(CheckOnThread(thread: self, request: request)).toOpaque()
         request.timeoutSource = cancelLater(glib, context, request.timeoutMilliseconds, cancellable)
         glib.polkit_authority_check_authorization(
             authority, subject, request.action, details, flags, cancellable,
             { _, result, data in
-                let pending = Unmanaged<PendingCheck>.fromOpaque(data!).takeRetainedValue()
+                let pending = Unmanaged<CheckOnThread>.fromOpaque(data!).takeRetainedValue()
                 pending.thread.complete(pending.request, result)
             }, retained)
         glib.g_object_unref(UnsafeMutableRawPointer(subject))
         glib.g_object_unref(UnsafeMutableRawPointer(details))
-    }
-
-    private final class PendingCheck {
-        let thread: PolkitThread
-        let request: PolkitRequest
-        init(thread: PolkitThread, request: PolkitRequest) {
-            self.thread = thread
-            self.request = request
-        }
     }
 
     /// On the GLib thread: reads the answer.

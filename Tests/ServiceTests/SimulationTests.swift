@@ -24,6 +24,13 @@ struct SimulationTests {
             environment: harness.bus.environment, in: harness.directory)
     }
 
+    /// `whereabouts replay` of the harness's six-fix track at 5× speed, which must succeed; returns when it ended.
+    static func replayTrack(_ harness: DaemonHarness) throws -> CommandResult {
+        let played = try cli(harness, ["replay", harness.file("track.nmea").path, "--speed", "5"])
+        #expect(played.status == 0, "\(played.output)\n\(harness.daemonLog)")
+        return played
+    }
+
     @BusActor
     static func simulatedFixes(_ app: GeoClueTestClient) async throws -> [[String: DBusValue]] {
         var fixes: [[String: DBusValue]] = []
@@ -56,8 +63,7 @@ struct SimulationTests {
         _ = try await app.startedClient()
         _ = try await app.waitForUpdates(1)
         let before = await app.locationUpdates.count
-        let played = try Self.cli(harness, ["replay", harness.file("track.nmea").path, "--speed", "5"])
-        #expect(played.status == 0, "\(played.output)\n\(harness.daemonLog)")
+        let played = try Self.replayTrack(harness)
         #expect(played.output.contains("simulation finished"), "\(played.output)")
         // A client keeps only its newest Location objects, so the test counts signals and reads what remains. The
         // CLI can see SimulationEnded before this connection has read the last LocationUpdated sent to it.
@@ -82,8 +88,7 @@ struct SimulationTests {
         defer { Task { @BusActor in app.close() } }
         _ = try await app.startedClient()
         _ = try await app.waitForUpdates(1)
-        let played = try Self.cli(harness, ["replay", harness.file("track.nmea").path, "--speed", "5"])
-        #expect(played.status == 0, "\(played.output)\n\(harness.daemonLog)")
+        _ = try Self.replayTrack(harness)
         try await Self.waitForStaticFix(app)
         let announced = await app.locationUpdates.map(\.new)
         #expect(announced.count >= 5, "\(announced)")
