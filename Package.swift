@@ -21,6 +21,16 @@ let package = Package(
             cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])]),
         // The only module that touches libpolkit: checks on a GLib thread of their own.
         .target(name: "Polkit", dependencies: ["CPolkit", "WhereaboutsCore", "Loop"], swiftSettings: strict),
+        // C interop: the part of libcurl the HTTP module calls, loaded with dlopen at the first request.
+        .target(
+            name: "CCurl",
+            cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])]),
+        // The only module that touches libcurl: HTTP requests on a thread of their own.
+        .target(name: "HTTP", dependencies: ["CCurl", "WhereaboutsCore"], swiftSettings: strict),
+        // Wi-Fi scans through wpa_supplicant's or NetworkManager's D-Bus API.
+        .target(
+            name: "WiFi", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
+            swiftSettings: strict),
         // A poll(2) event loop that is also a Swift SerialExecutor.
         .target(name: "Loop", swiftSettings: strict),
         // The only module that imports libdbus.
@@ -49,7 +59,7 @@ let package = Package(
             name: "whereaboutsd",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
-                "DBus", "Loop",
+                "DBus", "Loop", "HTTP", "WiFi",
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
@@ -65,6 +75,12 @@ let package = Package(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],
             swiftSettings: strict),
         .testTarget(name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "WiFiTests",
+            dependencies: ["WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport"],
             swiftSettings: strict),

@@ -1,0 +1,1 @@
+#include "curl_api.h"

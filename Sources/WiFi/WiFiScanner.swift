@@ -1,0 +1,4 @@
+import DBus
+import Loop
+import WhereaboutsCore
+import WhereaboutsProviders

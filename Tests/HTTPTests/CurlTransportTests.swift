@@ -1,0 +1,2 @@
+import HTTP
+import Testing

@@ -1,0 +1,2 @@
+import WiFi
+import Testing
