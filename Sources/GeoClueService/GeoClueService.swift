@@ -67,7 +67,7 @@ public final class GeoClueService {
     /// Called with the highest level any active client is served at, or nil when no client is active.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
     /// The providers as `io.github.whereabouts1.Manager.Providers` lists them: kind, level, available, running.
-    public var providerStatus: (@BusActor () -> [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)])?
+    public var providerStatus: (@BusActor () -> [ProviderStatus])?
     /// Plays recorded tracks for `Simulate`; nil: the service cannot simulate.
     public var simulator: (any TrackSimulator)?
     /// The simulation `Simulate` started, while it runs.
@@ -153,13 +153,14 @@ public final class GeoClueService {
         for client in clients.values where client.isServing { client.offer(fix) }
     }
 
-    /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes.
-    public func setAvailableLevel(_ level: AccuracyLevel) {
+    /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes;
+    /// `reason` says why none can deliver (`AvailabilityChanged(false, reason)`), `provider-lost` when nil.
+    public func setAvailableLevel(_ level: AccuracyLevel, reason unavailabilityReason: String? = nil) {
         let before = availableLevel
         providersLevel = level
         guard availableLevel != before else { return }
         emitAvailableLevel()
-        let reason = level == .none ? "provider-lost" : "provider-available"
+        let reason = level == .none ? unavailabilityReason ?? "provider-lost" : "provider-available"
         inOneActivityUpdate {
             for client in clients.values {
                 client.setAvailable(level != .none, reason: reason)
@@ -359,9 +360,12 @@ public final class GeoClueService {
         case "Simulating": return .boolean(simulation != nil)
         default:
             let rows = (providerStatus?() ?? []).map { row in
-                DBusValue.structure([.string(row.kind), .uint32(row.level.rawValue), .boolean(row.available), .boolean(row.running)])
+                DBusValue.structure([
+                    .string(row.kind), .uint32(row.level.rawValue), .boolean(row.available), .boolean(row.running),
+                    .vardict(row.details.mapValues(\.busValue)),
+                ])
             }
-            return .array(element: "(subb)", rows)
+            return .array(element: "(subba{sv})", rows)
         }
     }
 
@@ -401,6 +405,18 @@ public final class GeoClueService {
         case .failure(let failure):
             logger.warning("logind: \(failure.message)")
             throw .accessDenied("cannot check the login session: \(failure.message)")
+        }
+    }
+}
+
+extension ProviderDetail {
+    /// The detail as the variant `io.github.whereabouts1.Manager.Providers` carries.
+    var busValue: DBusValue {
+        switch self {
+        case .text(let text): .string(text)
+        case .count(let count): .uint32(count)
+        case .time(let time): .uint64(UInt64(max(0, time.microseconds / 1000)))
+        case .flag(let flag): .boolean(flag)
         }
     }
 }

@@ -88,7 +88,7 @@ enum Whereabouts {
         ],
         properties: [
             PropertyDescription("LocationServicesEnabled", "b", .readwrite),
-            PropertyDescription("Providers", "a(subb)", .read),
+            PropertyDescription("Providers", "a(subba{sv})", .read),
             PropertyDescription("ActiveApps", "as", .read),
             PropertyDescription("Simulating", "b", .read),
         ],

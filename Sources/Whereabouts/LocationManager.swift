@@ -453,12 +453,19 @@ final class FirstSignal {
 
 /// The service's state, for a status display (`whereabouts status`).
 public struct ServiceStatus: Sendable {
-    /// One provider: its kind, the level that starts it, whether it can deliver and whether it runs.
+    /// One provider: its kind, the level that starts it, whether it can deliver, whether it runs, and what else
+    /// it reports (the network providers' last lookup; `io.github.whereabouts1.Manager.Providers`).
     public struct Provider: Sendable {
         public var kind: String
         public var level: UInt32
         public var available: Bool
         public var running: Bool
+        /// Texts by name: `backend`, `reason`, `last-outcome`, `last-source`, `last-message`.
+        public var texts: [String: String]
+        /// Counts by name: `requests`, `submissions`.
+        public var counts: [String: UInt32]
+        /// Times by name, in Unix milliseconds: `last-lookup`.
+        public var times: [String: UInt64]
     }
 
     /// `LocationServicesEnabled` (always true on a plain GeoClue).
@@ -488,10 +495,20 @@ extension LocationManager {
         status.servicesEnabled = ours["LocationServicesEnabled"]?.bool ?? true
         status.activeApps = ours["ActiveApps"]?.elements?.compactMap(\.string) ?? []
         status.providers = (ours["Providers"]?.elements ?? []).compactMap { row in
-            guard let fields = row.fields, fields.count == 4, let kind = fields[0].string, let level = fields[1].uint32,
-                let available = fields[2].bool, let running = fields[3].bool
+            guard let fields = row.fields, fields.count == 5, let kind = fields[0].string, let level = fields[1].uint32,
+                let available = fields[2].bool, let running = fields[3].bool, let details = fields[4].stringKeyedEntries
             else { return nil }
-            return ServiceStatus.Provider(kind: kind, level: level, available: available, running: running)
+            var provider = ServiceStatus.Provider(
+                kind: kind, level: level, available: available, running: running, texts: [:], counts: [:], times: [:])
+            for (name, value) in details {
+                switch value.unwrapped {
+                case .string(let text): provider.texts[name] = text
+                case .uint32(let count): provider.counts[name] = count
+                case .uint64(let time): provider.times[name] = time
+                default: continue
+                }
+            }
+            return provider
         }
         return status
     }

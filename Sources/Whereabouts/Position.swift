@@ -26,7 +26,7 @@ public struct Position: Sendable, Equatable, Codable {
     /// Heading uncertainty, degrees.
     public var headingAccuracy: Double?
 
-    /// The provider that produced it ("gpsd", "nmea", "static", "replay", "network"), when the service says.
+    /// The provider that produced it ("gpsd", "nmea", "static", "replay", "wifi", "ip"), when the service says.
     public var provider: String?
     /// True when the fix was played back or injected rather than measured.
     public var isSimulated: Bool

@@ -1,8 +1,8 @@
 /// The daemon's validated configuration, read from a GeoClue-compatible `geoclue.conf`.
 ///
 /// A GeoClue configuration carries over: `[agent]`, the app entries, `[static-source]` and `[network-nmea]`
-/// mean what they mean to GeoClue, and GeoClue's other source groups are accepted and listed in
-/// ``ignoredSections``. Whereabouts adds `[replay]`, `[gpsd]` and `[static-source] path=`.
+/// `[wifi]` and `[ip]` mean what they mean to GeoClue, and GeoClue's other source groups are accepted and listed in
+/// ``ignoredSections``. Whereabouts adds `[replay]`, `[gpsd]`, `[network]` and `[static-source] path=`.
 ///
 /// Every setting the file leaves out keeps its value from ``default``. Unlike GeoClue, where a source whose
 /// `enable=` is missing is on, every Whereabouts source is off unless its group says `enable=true`.
@@ -22,6 +22,8 @@ public struct Configuration: Sendable, Equatable {
     public var authorisation = AuthorisationConfig()
     /// The NMEA source (`[network-nmea]`).
     public var networkNMEA: NMEASocketConfig
+    /// Wi-Fi and IP positioning through a web service (`[network]`, `[wifi]`, `[ip]`).
+    public var network = NetworkPositioningConfig()
     /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,
     /// so that the daemon can log that they are not supported and ignored.
     public var ignoredSections: [String]

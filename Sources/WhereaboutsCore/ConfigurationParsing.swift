@@ -1,7 +1,7 @@
 extension Configuration {
     /// GeoClue's source groups that Whereabouts accepts, so that a GeoClue configuration carries over, but does not
     /// implement. Their keys are not checked.
-    public static let ignoredGroupNames: Set<String> = ["wifi", "3g", "cdma", "modem-gps", "compass", "ip"]
+    public static let ignoredGroupNames: Set<String> = ["3g", "cdma", "modem-gps", "compass"]
 
     /// Parses and validates the text of a `geoclue.conf`; `file` names it in errors.
     ///
@@ -55,6 +55,23 @@ extension Configuration {
                     let entry = group.entry("tcp-host") ?? group.entry("tcp-port")!
                     throw section.invalid(entry, expected: "both tcp-host= and tcp-port=")
                 }
+            case "network":
+                try section.checkKeys(["enable", "ca-file"])
+                try section.load("enable", into: &configuration.network.enabled, section.bool)
+                configuration.network.caFile = try section.absolutePath("ca-file")
+            case "wifi":
+                try section.checkKeys(["enable", "url", "submit-data", "submission-url", "submission-nick"])
+                try section.load("enable", into: &configuration.network.wifi.enabled, section.bool)
+                try section.load("url", into: &configuration.network.wifi.url, section.webURL)
+                try section.load("submit-data", into: &configuration.network.wifi.submitData, section.bool)
+                try section.load("submission-url", into: &configuration.network.wifi.submissionURL, section.webURL)
+                try section.load("submission-nick", into: &configuration.network.wifi.submissionNick, section.nickname)
+            case "ip":
+                try section.checkKeys(["enable", "method", "url", "accuracy"])
+                try section.load("enable", into: &configuration.network.ip.enabled, section.bool)
+                try section.load("method", into: &configuration.network.ip.method, section.ipMethod)
+                configuration.network.ip.url = try section.webURL("url")
+                configuration.network.ip.accuracy = try section.radius("accuracy")
             case let name where ignoredGroupNames.contains(name):
                 configuration.ignoredSections.append(name)
             default:
@@ -146,6 +163,43 @@ private struct Section {
             throw invalid(entry, expected: "one of \(NMEASocketConfig.baudRates.map(String.init).joined(separator: ", "))")
         }
         return rate
+    }
+
+    /// An `http://` or `https://` URL with a host.
+    func webURL(_ key: String) throws(ConfigurationError) -> String? {
+        guard let entry = group.entry(key), let url = try string(key) else { return nil }
+        let rest = url.hasPrefix("https://") ? url.dropFirst(8) : url.hasPrefix("http://") ? url.dropFirst(7) : nil
+        guard let rest, let host = rest.split(separator: "/", omittingEmptySubsequences: false).first, !host.isEmpty,
+            url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
+        else { throw invalid(entry, expected: "an http:// or https:// URL") }
+        return url
+    }
+
+    /// GeoClue's `submission-nick=`: empty (none is sent), or 2 to 32 printable ASCII characters.
+    func nickname(_ key: String) throws(ConfigurationError) -> String? {
+        guard let entry = group.entry(key), let nick = try string(key) else { return nil }
+        guard nick.isEmpty || ((2...32).contains(nick.utf8.count) && nick.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }))
+        else { throw invalid(entry, expected: "empty or 2 to 32 printable ASCII characters") }
+        return nick
+    }
+
+    /// `[ip] method=`: `ichnaea`, or one of GeoClue's other methods, which are not supported.
+    func ipMethod(_ key: String) throws(ConfigurationError) -> IPPositioningConfig.Method? {
+        guard let entry = group.entry(key), let method = try string(key) else { return nil }
+        switch method {
+        case "ichnaea": return .ichnaea
+        case "gmaps", "reallyfreegeoip": return .unsupported(method)
+        default: throw invalid(entry, expected: "ichnaea (or GeoClue's gmaps or reallyfreegeoip, which are not supported)")
+        }
+    }
+
+    /// A radius in metres: finite and greater than zero.
+    func radius(_ key: String) throws(ConfigurationError) -> Double? {
+        let radius: Double?
+        do { radius = try keyFile.double(key, in: group.name) } catch { throw ConfigurationError(error) }
+        guard let entry = group.entry(key), let radius else { return nil }
+        guard radius.isFinite, radius > 0 else { throw invalid(entry, expected: "a radius in metres greater than 0") }
+        return radius
     }
 
     /// A playback speed: finite and greater than zero.

@@ -7,7 +7,10 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case replay = "replay"
     case gpsd = "gpsd"
     case nmea = "nmea"
-    case network = "network"
+    /// Wi-Fi positioning: the access points around the machine, looked up or remembered.
+    case wifi = "wifi"
+    /// IP positioning: the machine's public address, looked up.
+    case ip = "ip"
 }
 
 /// One position report, as a provider produced it.

@@ -19,6 +19,19 @@ public protocol LocationProvider: AnyObject {
     func start()
     /// Stops producing fixes and releases what it held open for them.
     func stop()
+    /// Told, while started, the highest level an active client is served at, whenever it changes.
+    func demandChanged(_ level: AccuracyLevel)
+    /// Why ``availableLevel`` is `.none`, as a word for `AvailabilityChanged` (`service-unreachable`, `no-wifi`);
+    /// nil says nothing more than `provider-lost`.
+    var unavailabilityReason: String? { get }
+    /// Facts for `io.github.whereabouts1.Manager.Providers`, such as the last lookup's outcome.
+    var details: [String: ProviderDetail] { get }
+}
+
+extension LocationProvider {
+    public func demandChanged(_ level: AccuracyLevel) {}
+    public var unavailabilityReason: String? { nil }
+    public var details: [String: ProviderDetail] { [:] }
 }
 
 /// The providers the daemon runs, started and stopped by demand, their fixes merged by one rule.
@@ -79,15 +92,25 @@ public final class ProviderSet {
         return providers.map(\.availableLevel).max() ?? .none
     }
 
-    /// Each provider's kind, the level it serves, whether it can deliver now and whether it runs; a running
-    /// simulation is listed last, as `simulation`.
-    public var status: [(kind: String, level: AccuracyLevel, available: Bool, running: Bool)] {
+    /// Why the best level is `.none`: the reason of the provider that said one, if any did.
+    public var unavailabilityReason: String? {
+        guard availableLevel == .none else { return nil }
+        return providers.lazy.compactMap(\.unavailabilityReason).first
+    }
+
+    /// Each provider's kind, the level it serves, whether it can deliver now, whether it runs and what else it
+    /// reports; a running simulation is listed last, as `simulation`.
+    public var status: [ProviderStatus] {
         var rows = providers.map { provider in
-            (kind: provider.kind.rawValue, level: provider.minimumClientLevel, available: provider.availableLevel != .none,
-             running: running.contains(ObjectIdentifier(provider)))
+            ProviderStatus(
+                kind: provider.kind.rawValue, level: provider.minimumClientLevel,
+                available: provider.availableLevel != .none, running: running.contains(ObjectIdentifier(provider)),
+                details: provider.details)
         }
         if let simulation {
-            rows.append(("simulation", simulation.minimumClientLevel, simulation.availableLevel != .none, true))
+            rows.append(ProviderStatus(
+                kind: "simulation", level: simulation.minimumClientLevel, available: simulation.availableLevel != .none,
+                running: true))
         }
         return rows
     }
@@ -131,9 +154,13 @@ public final class ProviderSet {
         for provider in providers {
             let id = ObjectIdentifier(provider)
             let wanted = simulation == nil && (demand.map { $0 >= provider.minimumClientLevel } ?? false)
-            guard wanted != running.contains(id) else { continue }
+            guard wanted != running.contains(id) else {
+                if wanted, let demand { provider.demandChanged(demand) }
+                continue
+            }
             if wanted {
                 running.insert(id)
+                if let demand { provider.demandChanged(demand) }
                 provider.start()
             } else {
                 running.remove(id)

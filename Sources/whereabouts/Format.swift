@@ -41,8 +41,28 @@ enum Format {
         for provider in status.providers {
             text += "provider \(provider.kind): \(provider.available ? "available" : "unavailable"), "
             text += "\(provider.running ? "running" : "idle"), started for level \(provider.level) and above\n"
+            text += networkLines(provider)
         }
         text += "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
+        return text
+    }
+
+    /// The network providers' lines: backend, why unavailable, what was sent and the last lookup.
+    static func networkLines(_ provider: ServiceStatus.Provider) -> String {
+        var text = ""
+        if let backend = provider.texts["backend"] { text += "  Wi-Fi scans: \(backend == "none" ? "none (no wpa_supplicant or NetworkManager)" : backend)\n" }
+        if !provider.available, let reason = provider.texts["reason"] { text += "  unavailable: \(reason)\n" }
+        if let requests = provider.counts["requests"] {
+            text += "  sent: \(requests == 0 ? "nothing" : "\(requests) lookup\(requests == 1 ? "" : "s")")"
+            if let submissions = provider.counts["submissions"], submissions > 0 { text += ", \(submissions) contribution\(submissions == 1 ? "" : "s")" }
+            text += "\n"
+        }
+        if let time = provider.times["last-lookup"], let outcome = provider.texts["last-outcome"] {
+            text += "  last lookup: \(isoTime(Int64(time) * 1000)), \(outcome)"
+            if let source = provider.texts["last-source"] { text += " from \(source)" }
+            if let message = provider.texts["last-message"] { text += " (\(message))" }
+            text += "\n"
+        }
         return text
     }
 

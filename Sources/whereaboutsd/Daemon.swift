@@ -59,7 +59,7 @@ enum Daemon {
             staticProvider?.setLocation(location)
         }
         providers.onFix = { service.deliver($0) }
-        providers.onAvailableLevelChanged = { service.setAvailableLevel($0) }
+        providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
         service.onDemandChanged = { providers.setDemand($0) }
         service.setAvailableLevel(providers.availableLevel)
         service.providerStatus = { providers.status }

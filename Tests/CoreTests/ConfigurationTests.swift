@@ -139,7 +139,13 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.agentWhitelist == Configuration.defaultAgentWhitelist)
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: nil))
         #expect(configuration.staticSource.enabled == false)
-        #expect(configuration.ignoredSections == ["3g", "cdma", "modem-gps", "wifi", "compass"])
+        #expect(configuration.ignoredSections == ["3g", "cdma", "modem-gps", "compass"])
+        #expect(
+            configuration.network.wifi
+                == WiFiPositioningConfig(
+                    enabled: true, url: "https://api.beacondb.net/v1/geolocate", submitData: false,
+                    submissionURL: "https://api.beacondb.net/v2/geosubmit", submissionNick: "geoclue"))
+        #expect(configuration.network.wifiEnabled && !configuration.network.ipEnabled)
         #expect(configuration.apps.count == 8)
         for system in [
             "gnome-datetime-panel", "gnome-color-panel", "org.gnome.Shell", "io.elementary.desktop.agent-geoclue2",
@@ -180,7 +186,9 @@ private let geoclueShippedConfiguration = """
             nmea-socket=/run/gps-share.sock
 
             [ip]
+            enable=true
             method=ichnaea
+            accuracy=20000
 
             [redshift]
             allowed=false
@@ -193,7 +201,9 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.replay == ReplayConfig(enabled: true, path: "/srv/tracks/commute.gpx", speed: 2.5))
         #expect(configuration.gpsd == GPSDConfig(enabled: true, host: "gps.local", port: 12947))
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: "/run/gps-share.sock"))
-        #expect(configuration.ignoredSections == ["ip"])
+        #expect(configuration.ignoredSections.isEmpty)
+        #expect(configuration.network.ip == IPPositioningConfig(enabled: true, method: .ichnaea, accuracy: 20000))
+        #expect(configuration.network.ipLocateURL == NetworkPositioningConfig.defaultLocateURL)
         #expect(configuration.apps == ["redshift": AppEntry(allowed: false, system: false, users: [1000, 1001])])
     }
 
@@ -242,9 +252,50 @@ private let geoclueShippedConfiguration = """
 
     @Test func ignoredSectionsKeepAnyKeys() throws {
         let configuration = try Configuration.parse(
-            "[wifi]\nurl=https://example.org\nsubmit-data=maybe\nwhatever=1\n[compass]\nenable=banana\n", file: "c.conf"
+            "[3g]\nurl=https://example.org\nsubmit-data=maybe\nwhatever=1\n[compass]\nenable=banana\n", file: "c.conf"
         )
-        #expect(configuration.ignoredSections == ["wifi", "compass"])
+        #expect(configuration.ignoredSections == ["3g", "compass"])
+    }
+
+    @Test func networkPositioningSettings() throws {
+        let configuration = try Configuration.parse(
+            """
+            [network]
+            enable=false
+            ca-file=/etc/ssl/private-ca.pem
+
+            [wifi]
+            enable=true
+            url=http://127.0.0.1:8080/v1/geolocate?key=abc
+            submit-data=true
+            submission-url=https://example.org/v2/geosubmit
+            submission-nick=
+
+            [ip]
+            enable=true
+            """, file: "n.conf")
+        #expect(configuration.network.caFile == "/etc/ssl/private-ca.pem")
+        #expect(configuration.network.wifi.url == "http://127.0.0.1:8080/v1/geolocate?key=abc")
+        #expect(configuration.network.wifi.submissionNick == "")
+        #expect(configuration.network.ipLocateURL == "http://127.0.0.1:8080/v1/geolocate?key=abc")
+        // [network] enable=false turns everything off, whatever [wifi] and [ip] say.
+        #expect(!configuration.network.wifiEnabled && !configuration.network.ipEnabled)
+        #expect(!configuration.network.submitsData)
+        let unsupported = try Configuration.parse("[ip]\nenable=true\nmethod=gmaps\n", file: "g.conf")
+        #expect(unsupported.network.ip.method == .unsupported("gmaps"))
+        #expect(!unsupported.network.ipEnabled)
+    }
+
+    @Test func badNetworkPositioningValuesAreRefused() throws {
+        for (text, key) in [
+            ("[wifi]\nurl=ftp://example.org/\n", "url"), ("[wifi]\nurl=https:///v1\n", "url"),
+            ("[wifi]\nurl=https://exa mple.org/\n", "url"), ("[wifi]\nsubmission-nick=x\n", "submission-nick"),
+            ("[wifi]\nenabled=true\n", "enabled"), ("[ip]\nmethod=guess\n", "method"),
+            ("[ip]\naccuracy=-1\n", "accuracy"), ("[network]\nca-file=relative.pem\n", "ca-file"),
+        ] {
+            let error = try #require(configurationError(text, file: "bad.conf"), "accepted \(text)")
+            #expect(error.key == key, "\(error)")
+        }
     }
 
     @Test func hugeValuesAreHandled() throws {

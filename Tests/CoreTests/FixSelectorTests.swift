@@ -148,21 +148,21 @@ struct FixSelectorStepTests {
         // GeoClue compares across providers, so one provider's clock could starve another; here each provider is
         // ordered against itself, and another's older fix is judged only by the 1 s skew bound.
         let run = Fusion()
-        #expect(run.offer(.network, north: 0, accuracy: 100, at: 100))
+        #expect(run.offer(.wifi, north: 0, accuracy: 100, at: 100))
         #expect(run.offer(.gpsd, north: 0, accuracy: 50, at: 99.5))
         #expect(!run.offer(.gpsd, north: 0, accuracy: 50, at: 99.4), "older than gpsd's own previous fix")
-        #expect(run.offer(.network, north: 0, accuracy: 40, at: 100.1))
+        #expect(run.offer(.wifi, north: 0, accuracy: 40, at: 100.1))
     }
 
     @Test func step2DropsAnotherProvidersFixMoreThanOneSecondOlder() {
         let run = Fusion()
         #expect(run.offer(.gpsd, north: 0, accuracy: 25, at: 50))
         // Exactly the allowed skew passes (and, being more accurate, is not second-guessed by step 4)…
-        #expect(run.offer(.network, north: 3, accuracy: 10, at: 49))
-        #expect(run.current?.provider == .network)
+        #expect(run.offer(.wifi, north: 3, accuracy: 10, at: 49))
+        #expect(run.current?.provider == .wifi)
         // …one microsecond more does not, however accurate the fix.
         #expect(!run.offer(.static, north: 0, accuracy: 1, at: 48 - 0.000_001))
-        #expect(run.current?.provider == .network)
+        #expect(run.current?.provider == .wifi)
         // The bound is measured from the current fix (the network's, at 49), not the newest one seen (gpsd's, 50).
         #expect(run.offer(.static, north: 0, accuracy: 1, at: 48.5))
     }
@@ -171,9 +171,9 @@ struct FixSelectorStepTests {
         let run = Fusion()
         #expect(run.offer(.gpsd, north: 0, accuracy: 25, at: 3_600))
         run.advance(59.999_999)
-        #expect(!run.offer(.network, north: 0, accuracy: 10, at: 60), "an hour older than a fresh current fix")
+        #expect(!run.offer(.wifi, north: 0, accuracy: 10, at: 60), "an hour older than a fresh current fix")
         run.advance(0.000_001)
-        #expect(run.offer(.network, north: 0, accuracy: 10, at: 60.5), "the current fix arrived 60 s ago")
+        #expect(run.offer(.wifi, north: 0, accuracy: 10, at: 60.5), "the current fix arrived 60 s ago")
     }
 
     @Test func step3APreciseSatelliteFixLocksOutOtherProvidersFor30Seconds() {
@@ -181,17 +181,17 @@ struct FixSelectorStepTests {
         #expect(run.offer(.gpsd, north: 0, accuracy: 19.9))
         run.advance(1)
         // Even a more accurate fix of another kind is locked out, satellite or not.
-        for provider: ProviderKind in [.static, .network, .nmea, .replay] {
+        for provider: ProviderKind in [.static, .wifi, .nmea, .replay] {
             #expect(!run.offer(provider, north: 0, accuracy: 1), "\(provider)")
         }
         // The locking provider itself goes on, precise or not.
         #expect(run.offer(.gpsd, north: 10, accuracy: 40))
         run.advance(28.999_999)
-        #expect(!run.offer(.network, north: 10, accuracy: 1))
+        #expect(!run.offer(.wifi, north: 10, accuracy: 1))
         // 30 s after the locking fix (the imprecise one did not extend it), the lock is over.
         run.advance(0.000_001)
-        #expect(run.offer(.network, north: 10, accuracy: 1))
-        #expect(run.current?.provider == .network)
+        #expect(run.offer(.wifi, north: 10, accuracy: 1))
+        #expect(run.current?.provider == .wifi)
     }
 
     @Test func step3EveryPreciseFixExtendsTheLock() {
@@ -209,9 +209,9 @@ struct FixSelectorStepTests {
         // Exactly 20 m does not lock.
         let edge = Fusion()
         #expect(edge.offer(.gpsd, accuracy: 20))
-        #expect(edge.offer(.network, accuracy: 5))
+        #expect(edge.offer(.wifi, accuracy: 5))
         // A precise static or network fix does not lock either.
-        for provider: ProviderKind in [.static, .network] {
+        for provider: ProviderKind in [.static, .wifi] {
             let run = Fusion()
             #expect(run.offer(provider, accuracy: 1))
             #expect(run.offer(.gpsd, accuracy: 0.5), "\(provider) took a lock")
@@ -220,7 +220,7 @@ struct FixSelectorStepTests {
         for provider: ProviderKind in [.gpsd, .nmea, .replay] {
             let run = Fusion()
             #expect(run.offer(provider, accuracy: 19))
-            #expect(!run.offer(.network, accuracy: 1), "\(provider) did not lock")
+            #expect(!run.offer(.wifi, accuracy: 1), "\(provider) did not lock")
         }
     }
 
@@ -230,7 +230,7 @@ struct FixSelectorStepTests {
         run.advance(1)
         #expect(!run.offer(.static, north: 0, accuracy: 2))
         // Another provider going away changes nothing.
-        run.selector.providerLost(.network)
+        run.selector.providerLost(.wifi)
         #expect(!run.offer(.static, north: 0, accuracy: 2))
         run.selector.providerLost(.gpsd)
         #expect(run.offer(.static, north: 0, accuracy: 2))
@@ -243,14 +243,14 @@ struct FixSelectorStepTests {
         let run = Fusion()
         #expect(run.offer(.gpsd, north: 0, accuracy: 5, at: 100))
         run.advance(1)
-        #expect(!run.offer(.network, north: 20, accuracy: 100, at: 101))
+        #expect(!run.offer(.wifi, north: 20, accuracy: 100, at: 101))
         run.selector.providerLost(.gpsd)
         #expect(run.selector.currentFix == nil)
         #expect(run.offer(.static, north: 20, accuracy: 1_000, at: 50))
         #expect(run.current?.provider == .static)
         // Losing another provider leaves the current fix alone.
         run.selector.providerLost(.gpsd)
-        run.selector.providerLost(.network)
+        run.selector.providerLost(.wifi)
         #expect(run.current?.provider == .static)
     }
 
@@ -269,9 +269,9 @@ struct FixSelectorStepTests {
         let run = Fusion()
         #expect(run.offer(.gpsd, north: 0, accuracy: 30))
         run.advance(2)
-        #expect(!run.offer(.network, north: 80, accuracy: 100), "adds nothing: the current fix is inside its circle")
-        #expect(run.offer(.network, north: 0, accuracy: 30), "as accurate is not less accurate")
-        #expect(run.current?.provider == .network)
+        #expect(!run.offer(.wifi, north: 80, accuracy: 100), "adds nothing: the current fix is inside its circle")
+        #expect(run.offer(.wifi, north: 0, accuracy: 30), "as accurate is not less accurate")
+        #expect(run.current?.provider == .wifi)
     }
 
     @Test func step4RejectsALessAccurateFixThatWouldNeedMoreThan500MetresPerSecond() {
@@ -279,10 +279,10 @@ struct FixSelectorStepTests {
         #expect(run.offer(.gpsd, north: 0, accuracy: 30, at: 0))
         run.advance(10)
         // 10 s later: 5.1 km away needs 510 m/s, 4.9 km 490 m/s.
-        #expect(!run.offer(.network, north: 5_100, accuracy: 100, at: 10))
+        #expect(!run.offer(.wifi, north: 5_100, accuracy: 100, at: 10))
         #expect(run.current?.provider == .gpsd)
-        #expect(run.offer(.network, north: 4_900, accuracy: 100, at: 10))
-        #expect(run.current?.provider == .network && run.current?.north == 4_900)
+        #expect(run.offer(.wifi, north: 4_900, accuracy: 100, at: 10))
+        #expect(run.current?.provider == .wifi && run.current?.north == 4_900)
     }
 
     @Test func step4SpeedIsMeasuredBetweenFixTimesNotArrivals() {
@@ -290,7 +290,7 @@ struct FixSelectorStepTests {
         #expect(run.offer(.gpsd, north: 0, accuracy: 30, at: 0))
         // It arrives 30 s later, but was measured 1 s after the current fix: 2 km in 1 s is not plausible.
         run.advance(30)
-        #expect(!run.offer(.network, north: 2_000, accuracy: 100, at: 1))
+        #expect(!run.offer(.wifi, north: 2_000, accuracy: 100, at: 1))
         // A fix measured at the same time (or up to the 1 s skew earlier) outside its own circle can only be a jump.
         #expect(!run.offer(.static, north: 200, accuracy: 100, at: 0))
         #expect(run.current?.provider == .gpsd)
@@ -298,7 +298,7 @@ struct FixSelectorStepTests {
 
     @Test func step4DoesNotSecondGuessAMoreAccurateFix() {
         let run = Fusion()
-        #expect(run.offer(.network, north: 0, accuracy: 1_000))
+        #expect(run.offer(.wifi, north: 0, accuracy: 1_000))
         run.advance(1)
         // 50 km in a second, but more accurate: it wins.
         #expect(run.offer(.static, north: 50_000, accuracy: 10))
@@ -320,11 +320,11 @@ struct FixSelectorStepTests {
         let run = Fusion()
         #expect(run.offer(.gpsd, north: 0, accuracy: 30))
         run.advance(59.999_999)
-        #expect(!run.offer(.network, north: 10, accuracy: 100), "inside its circle while the current fix is fresh")
+        #expect(!run.offer(.wifi, north: 10, accuracy: 100), "inside its circle while the current fix is fresh")
         // 60 s after the current fix arrived, it no longer blocks: neither the circle nor the speed test applies.
         run.advance(0.000_001)
-        #expect(run.offer(.network, north: 10, accuracy: 100))
-        #expect(run.current?.provider == .network)
+        #expect(run.offer(.wifi, north: 10, accuracy: 100))
+        #expect(run.current?.provider == .wifi)
     }
 
     @Test func step4StalenessCountsFromArrivalNotFromTheFixTime() {
@@ -332,14 +332,14 @@ struct FixSelectorStepTests {
         // Measured 3600 s before the start, arriving now: the fix is old but the selector has only just seen it.
         #expect(run.offer(.gpsd, north: 0, accuracy: 30, at: -3_600))
         run.advance(1)
-        #expect(!run.offer(.network, north: 10, accuracy: 100))
+        #expect(!run.offer(.wifi, north: 10, accuracy: 100))
         run.advance(59)
-        #expect(run.offer(.network, north: 10, accuracy: 100))
+        #expect(run.offer(.wifi, north: 10, accuracy: 100))
     }
 
     @Test func step5AnAcceptedFixBecomesTheCurrentOne() {
         let run = Fusion()
-        let first = run.fix(.network, north: 0, accuracy: 500)
+        let first = run.fix(.wifi, north: 0, accuracy: 500)
         #expect(run.offer(first))
         #expect(run.selector.currentFix == first)
         run.advance(1)
@@ -347,7 +347,7 @@ struct FixSelectorStepTests {
         #expect(run.offer(second))
         #expect(run.selector.currentFix == second)
         // A rejected fix leaves it as it was.
-        #expect(!run.offer(.network, north: 150, accuracy: 500))
+        #expect(!run.offer(.wifi, north: 150, accuracy: 500))
         #expect(run.selector.currentFix == second)
     }
 
@@ -373,12 +373,12 @@ struct FixSelectorSequenceTests {
         }
         reports += [
             // Consistent with the car, but coarser: adds nothing.
-            Report(advance: 0.2, provider: .network, north: 150, accuracy: 150, accepted: false),
+            Report(advance: 0.2, provider: .wifi, north: 150, accuracy: 150, accepted: false),
             // A wrong Wi-Fi database entry 40 km away: 40 km in well under a second is a jump.
-            Report(advance: 0.2, provider: .network, north: 40_000, accuracy: 150, accepted: false),
+            Report(advance: 0.2, provider: .wifi, north: 40_000, accuracy: 150, accepted: false),
             Report(advance: 0.6, provider: .gpsd, north: 200, accuracy: 25, age: 0.3, accepted: true),
             // A network fix that is more accurate than gpsd's current one is taken…
-            Report(advance: 0.1, provider: .network, north: 205, accuracy: 20, accepted: true),
+            Report(advance: 0.1, provider: .wifi, north: 205, accuracy: 20, accepted: true),
             // …gpsd's next fix is coarser and inside its own circle around it: it adds nothing…
             Report(advance: 0.9, provider: .gpsd, north: 220, accuracy: 25, age: 0.3, accepted: false),
             // …but once the car has left that circle (at 35 m/s, plausible) gpsd takes over again.
@@ -392,14 +392,14 @@ struct FixSelectorSequenceTests {
         play([
             Report(advance: 0, provider: .nmea, north: 0, accuracy: 40, accepted: true),
             // 2 s later another provider puts us 2 km away (1000 m/s): implausible.
-            Report(advance: 2, provider: .network, north: 2_000, accuracy: 100, accepted: false),
+            Report(advance: 2, provider: .wifi, north: 2_000, accuracy: 100, accepted: false),
             // The NMEA receiver itself jumps 2 km (a multipath glitch or a teleporting test track): its own
             // successive fixes are not second-guessed.
             Report(advance: 0, provider: .nmea, north: 2_000, accuracy: 40, accepted: true),
             // Now the network fix agrees with the current one and is coarser: adds nothing.
-            Report(advance: 0.5, provider: .network, north: 2_000, accuracy: 100, accepted: false),
+            Report(advance: 0.5, provider: .wifi, north: 2_000, accuracy: 100, accepted: false),
             // 20 s later, 9 km from the fix measured 20.5 s before is 439 m/s: plausible, and outside its circle.
-            Report(advance: 20, provider: .network, north: 11_000, accuracy: 100, accepted: true),
+            Report(advance: 20, provider: .wifi, north: 11_000, accuracy: 100, accepted: true),
         ])
     }
 
@@ -411,9 +411,9 @@ struct FixSelectorSequenceTests {
             Report(advance: 0.1, provider: .gpsd, north: 10, accuracy: 30, age: 0.6, accepted: false),  // at 1.5: late
             Report(advance: 0.9, provider: .gpsd, north: 40, accuracy: 30, age: 0, accepted: true),  // at 3
             // Another provider's fix measured 1.5 s before the current one: dropped.
-            Report(advance: 0, provider: .network, north: 30, accuracy: 5, age: 1.5, accepted: false),
+            Report(advance: 0, provider: .wifi, north: 30, accuracy: 5, age: 1.5, accepted: false),
             // Measured 0.5 s before: within the skew, and more accurate: taken.
-            Report(advance: 0, provider: .network, north: 38, accuracy: 5, age: 0.5, accepted: true),
+            Report(advance: 0, provider: .wifi, north: 38, accuracy: 5, age: 0.5, accepted: true),
             // gpsd again, measured at 3 like its previous fix: not older, so step 2 lets it through, but it is
             // coarser than the network fix and inside its own circle around it, so step 4 drops it.
             Report(advance: 0.2, provider: .gpsd, north: 41, accuracy: 30, age: 0.2, accepted: false),
@@ -428,19 +428,19 @@ struct FixSelectorSequenceTests {
             // gpsd gets a precise fix: it replaces the static one and locks the others out.
             Report(advance: 1, provider: .gpsd, north: 300, accuracy: 8, accepted: true),
             Report(advance: 1, provider: .static, north: 0, accuracy: 1_000, accepted: false),
-            Report(advance: 1, provider: .network, north: 5_000, accuracy: 50, accepted: false),
+            Report(advance: 1, provider: .wifi, north: 5_000, accuracy: 50, accepted: false),
             Report(advance: 1, provider: .gpsd, north: 310, accuracy: 8, accepted: true),
         ])
         // The receiver is unplugged: the lock ends at once, 1 s after gpsd's last fix, not 30 s later, and its
         // last fix no longer blocks: a coarse fix that agrees with it is taken too.
         run.selector.providerLost(.gpsd)
         run.advance(1)
-        #expect(run.offer(.network, north: 320, accuracy: 50), "a network fix 10 m from gpsd's last")
-        #expect(run.current?.provider == .network)
+        #expect(run.offer(.wifi, north: 320, accuracy: 50), "a network fix 10 m from gpsd's last")
+        #expect(run.current?.provider == .wifi)
         // …and gpsd, plugged in again, takes over with its first precise fix and locks again.
         run.advance(5)
         #expect(run.offer(.gpsd, north: 805, accuracy: 6))
-        #expect(!run.offer(.network, north: 805, accuracy: 5))
+        #expect(!run.offer(.wifi, north: 805, accuracy: 5))
     }
 
     @Test func aPreciseProviderThatGoesQuietStopsBlockingAfterItsLockAndStaleness() {
@@ -462,16 +462,16 @@ struct FixSelectorSequenceTests {
         // fresh; once it is stale, or gpsd is lost, they must get through.
         let quiet = play([
             Report(advance: 0, provider: .gpsd, north: 0, accuracy: 25, age: -3_600, accepted: true),
-            Report(advance: 10, provider: .network, north: 5_000, accuracy: 50, accepted: false),
-            Report(advance: 50, provider: .network, north: 5_000, accuracy: 50, accepted: true),
+            Report(advance: 10, provider: .wifi, north: 5_000, accuracy: 50, accepted: false),
+            Report(advance: 50, provider: .wifi, north: 5_000, accuracy: 50, accepted: true),
         ])
-        #expect(quiet.current?.provider == .network)
+        #expect(quiet.current?.provider == .wifi)
 
         let lost = play([
             Report(advance: 0, provider: .gpsd, north: 0, accuracy: 5, age: -3_600, accepted: true),
-            Report(advance: 10, provider: .network, north: 5_000, accuracy: 50, accepted: false),
+            Report(advance: 10, provider: .wifi, north: 5_000, accuracy: 50, accepted: false),
         ])
         lost.selector.providerLost(.gpsd)
-        #expect(lost.offer(.network, north: 5_000, accuracy: 50), "10 s, and gpsd lost")
+        #expect(lost.offer(.wifi, north: 5_000, accuracy: 50), "10 s, and gpsd lost")
     }
 }

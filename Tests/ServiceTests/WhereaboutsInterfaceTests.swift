@@ -110,12 +110,12 @@ struct WhereaboutsInterfaceTests {
         let values = try await observer.getAll(GeoClueTestClient.managerPath, oursManager)
         #expect(values["LocationServicesEnabled"] == .boolean(true))
         #expect(values["ActiveApps"] == .strings([]))
-        #expect(values["Providers"] == .array(element: "(subb)", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(false)])]))
+        #expect(values["Providers"] == .array(element: "(subba{sv})", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(false), .vardict([:])])]))
         let client = try await app.startedClient(desktopId: "some-app")
         _ = try await app.waitForUpdates(1)
         #expect(try await observer.get(GeoClueTestClient.managerPath, oursManager, "ActiveApps") == .strings(["some-app"]))
         #expect(try await observer.get(GeoClueTestClient.managerPath, oursManager, "Providers")
-            == .array(element: "(subb)", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(true)])]))
+            == .array(element: "(subba{sv})", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(true), .vardict([:])])]))
         _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
         try await observer.waitFor("ActiveApps to empty") {
             observer.signals.contains { $0.member == "PropertiesChanged" && $0.arguments().first?.string == oursManager
