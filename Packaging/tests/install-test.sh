@@ -7,7 +7,9 @@
 #      dependency must come from what the package declares; the binaries run without Swift;
 #   2. the same tree booted with systemd as PID 1 under systemd-nspawn (private network), where a probe checks:
 #      D-Bus activation through the tree's own dbus-daemon and systemd (SystemdService=), the service user and
-#      the unit's hardening, a static-source location through busctl and through the CLI, that another user
+#      the unit's hardening, the shipped network providers (and that nothing is sent without a client), that
+#      the bus policy admits the service user, and only it, to wpa_supplicant, a static-source location through
+#      busctl and through the CLI, that another user
 #      cannot own org.freedesktop.GeoClue2, that polkit's defaults refuse a user outside any session and a rule
 #      lets them in, an upgrade that keeps the edited configuration and the grant store, and a purge that
 #      leaves nothing of the package behind;
@@ -73,6 +75,8 @@ for tool in systemctl dbus-daemon; do ! command -v $tool >/dev/null || fail "the
 apt-get update -qq
 apt-get install -y -q /tmp/pkg.deb >/tmp/apt.log 2>&1 || { cat /tmp/apt.log; fail "apt install"; }
 grep -E '^(Need to get|After this operation)' /tmp/apt.log
+# wpa_supplicant, whose own bus policy admits only root and netdev, for the bus policy check after the boot.
+apt-get install -y -q --no-install-recommends wpasupplicant >/tmp/apt-wpa.log 2>&1 || { cat /tmp/apt-wpa.log; fail "apt install wpasupplicant"; }
 [ "$(dpkg-query -W -f='${Status}' "$PKG")" = "install ok installed" ] || fail "not installed"
 [ ! -e /opt/swift ] || fail "a Swift toolchain is present"
 [ -z "$(find / -xdev -name 'libswift*' -print -quit)" ] || fail "a Swift runtime library is present"
@@ -133,9 +137,25 @@ for cap in CapInh CapPrm CapEff CapBnd CapAmb; do [ "$(status $cap)" = 000000000
 systemd-analyze verify --man=no /lib/systemd/system/$UNIT || fail "systemd-analyze verify"
 systemd-analyze security --no-pager $UNIT | tail -n 1
 
-step "the shipped configuration enables no source"
-[ "$(bus get-property $GC $MP $MI AvailableAccuracyLevel)" = "u 0" ] || fail "AvailableAccuracyLevel is not 0"
-journalctl -b -u $UNIT --no-pager -o cat | grep 'no location source is enabled' || fail "no warning about sources"
+step "the shipped configuration enables gpsd, Wi-Fi and IP positioning, and nothing is sent without a client"
+providers=$(bus get-property $GC $MP io.github.whereabouts1.Manager Providers)
+echo "Providers: $providers"
+for kind in gpsd wifi ip; do grep -q "\"$kind\"" <<<"$providers" || fail "no $kind provider: $providers"; done
+whereabouts status | tee /tmp/status.txt || fail "whereabouts status"
+grep -q '^provider wifi: ' /tmp/status.txt || fail "whereabouts status lists no Wi-Fi provider"
+[ "$(grep -c '^  sent: nothing$' /tmp/status.txt)" = 2 ] || fail "a lookup was sent with no client"
+journalctl -b -u $UNIT --no-pager -o cat | grep 'Wi-Fi positioning: unknown places are looked up at https://api.beacondb.net/v1/geolocate' \
+    || fail "no log line saying where Wi-Fi lookups go"
+
+step "the bus policy admits the service's user to wpa_supplicant, and nobody else"
+wpa() { busctl --system get-property fi.w1.wpa_supplicant1 /fi/w1/wpa_supplicant1 fi.w1.wpa_supplicant1 Interfaces; }
+out=$(setpriv --reuid=whereabouts --regid=whereabouts --clear-groups bash -c "$(declare -f wpa); wpa" 2>&1) \
+    || fail "the whereabouts user cannot read wpa_supplicant's interfaces: $out"
+echo "as whereabouts: Interfaces = $out"
+out=$(as_nobody bash -c "$(declare -f wpa); wpa" 2>&1) && fail "nobody may talk to wpa_supplicant: $out"
+echo "as nobody: $out"
+for _ in $(seq 50); do whereabouts status | grep -q '^  Wi-Fi scans: wpa_supplicant$' && break; sleep 0.1; done
+whereabouts status | grep '^  Wi-Fi scans: wpa_supplicant$' || fail "the daemon did not find wpa_supplicant once it ran"
 
 step "a static location, through busctl and the CLI"
 printf '# Brandenburg Gate\n52.5163\n13.3777\n34\n15\n' >/etc/geolocation

@@ -47,7 +47,10 @@ enum Daemon {
             grantFile: GrantFile(path: authorisation.grantsPath),
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath))
-        let made = makeProviders(configuration, clock: clock, logger: logger)
+        let network = NetworkPositioning.makeProviders(
+            configuration, connection: connection, clock: clock, logger: logger)
+        let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers
+        if made.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         let providers = ProviderSet(made, clock: clock)
         var staticProvider = made.lazy.compactMap { $0 as? StaticProvider }.first
         service.onStaticLocationChanged = { location in
@@ -58,7 +61,10 @@ enum Daemon {
             }
             staticProvider?.setLocation(location)
         }
-        providers.onFix = { service.deliver($0) }
+        providers.onFix = { fix in
+            service.deliver(fix)
+            if fix.provider.isSatellite { network.wifi?.observeSatelliteFix(fix) }
+        }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
         service.onDemandChanged = { providers.setDemand($0) }
         service.setAvailableLevel(providers.availableLevel)
@@ -119,7 +125,6 @@ enum Daemon {
                 providers.append(NMEAStreamProvider(endpoint: endpoint, clock: clock, logger: logger))
             }
         }
-        if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         return providers
     }
 

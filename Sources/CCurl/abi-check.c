@@ -1,0 +1,99 @@
+// Holds curl_library.h's own declarations to libcurl's <curl/curl.h>. In the package's build it compiles to nothing;
+// the test suite compiles it with WB_CURL_ABI_CHECK against the installed header (libcurl4-openssl-dev), and a
+// mismatch fails the compilation.
+#ifdef WB_CURL_ABI_CHECK
+
+// The real declarations, without the type-checking macros that wrap curl_easy_setopt and curl_easy_getinfo.
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+
+#include "curl_library.h"
+
+#define SAME_TYPE(member)                                                                                      \
+    _Static_assert(                                                                                            \
+        __builtin_types_compatible_p(__typeof__(((struct wb_curl_library *)0)->member), __typeof__(&member)), \
+        #member " is declared differently in curl_library.h");
+
+SAME_TYPE(curl_global_init)
+SAME_TYPE(curl_easy_init)
+SAME_TYPE(curl_easy_setopt)
+SAME_TYPE(curl_easy_perform)
+SAME_TYPE(curl_easy_getinfo)
+SAME_TYPE(curl_easy_cleanup)
+SAME_TYPE(curl_easy_strerror)
+SAME_TYPE(curl_slist_append)
+SAME_TYPE(curl_slist_free_all)
+
+#define SAME(ours, theirs) _Static_assert((ours) == (theirs), #ours " differs from " #theirs);
+
+_Static_assert(__builtin_types_compatible_p(wb_curl_code, CURLcode), "CURLcode's type differs");
+_Static_assert(__builtin_types_compatible_p(wb_curl_option, CURLoption), "CURLoption's type differs");
+_Static_assert(__builtin_types_compatible_p(wb_curl_info, CURLINFO), "CURLINFO's type differs");
+_Static_assert(__builtin_types_compatible_p(wb_curl_off_t, curl_off_t), "curl_off_t's type differs");
+_Static_assert(__builtin_types_compatible_p(void, CURL), "CURL is not void");
+_Static_assert(
+    __builtin_types_compatible_p(wb_curl_write_callback, curl_write_callback), "curl_write_callback differs");
+_Static_assert(
+    __builtin_types_compatible_p(wb_curl_xferinfo_callback, curl_xferinfo_callback), "curl_xferinfo_callback differs");
+
+SAME(WB_CURL_GLOBAL_DEFAULT, CURL_GLOBAL_DEFAULT)
+SAME(WB_CURL_ERROR_SIZE, CURL_ERROR_SIZE)
+
+SAME(WB_CURLOPT_WRITEDATA, CURLOPT_WRITEDATA)
+SAME(WB_CURLOPT_URL, CURLOPT_URL)
+SAME(WB_CURLOPT_ERRORBUFFER, CURLOPT_ERRORBUFFER)
+SAME(WB_CURLOPT_WRITEFUNCTION, CURLOPT_WRITEFUNCTION)
+SAME(WB_CURLOPT_POSTFIELDS, CURLOPT_POSTFIELDS)
+SAME(WB_CURLOPT_USERAGENT, CURLOPT_USERAGENT)
+SAME(WB_CURLOPT_HTTPHEADER, CURLOPT_HTTPHEADER)
+SAME(WB_CURLOPT_SSLVERSION, CURLOPT_SSLVERSION)
+SAME(WB_CURLOPT_NOPROGRESS, CURLOPT_NOPROGRESS)
+SAME(WB_CURLOPT_POST, CURLOPT_POST)
+SAME(WB_CURLOPT_FOLLOWLOCATION, CURLOPT_FOLLOWLOCATION)
+SAME(WB_CURLOPT_XFERINFODATA, CURLOPT_XFERINFODATA)
+SAME(WB_CURLOPT_SSL_VERIFYPEER, CURLOPT_SSL_VERIFYPEER)
+SAME(WB_CURLOPT_CAINFO, CURLOPT_CAINFO)
+SAME(WB_CURLOPT_SSL_VERIFYHOST, CURLOPT_SSL_VERIFYHOST)
+SAME(WB_CURLOPT_CAPATH, CURLOPT_CAPATH)
+SAME(WB_CURLOPT_NOSIGNAL, CURLOPT_NOSIGNAL)
+SAME(WB_CURLOPT_MAXFILESIZE_LARGE, CURLOPT_MAXFILESIZE_LARGE)
+SAME(WB_CURLOPT_POSTFIELDSIZE_LARGE, CURLOPT_POSTFIELDSIZE_LARGE)
+SAME(WB_CURLOPT_TIMEOUT_MS, CURLOPT_TIMEOUT_MS)
+SAME(WB_CURLOPT_CONNECTTIMEOUT_MS, CURLOPT_CONNECTTIMEOUT_MS)
+SAME(WB_CURLOPT_XFERINFOFUNCTION, CURLOPT_XFERINFOFUNCTION)
+SAME(WB_CURLOPT_PROTOCOLS_STR, CURLOPT_PROTOCOLS_STR)
+SAME(WB_CURLOPT_REDIR_PROTOCOLS_STR, CURLOPT_REDIR_PROTOCOLS_STR)
+
+SAME(WB_CURL_SSLVERSION_TLSv1_2, CURL_SSLVERSION_TLSv1_2)
+SAME(WB_CURLINFO_RESPONSE_CODE, CURLINFO_RESPONSE_CODE)
+
+SAME(WB_CURLE_OK, CURLE_OK)
+SAME(WB_CURLE_UNSUPPORTED_PROTOCOL, CURLE_UNSUPPORTED_PROTOCOL)
+SAME(WB_CURLE_URL_MALFORMAT, CURLE_URL_MALFORMAT)
+SAME(WB_CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_PROXY)
+SAME(WB_CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_HOST)
+SAME(WB_CURLE_COULDNT_CONNECT, CURLE_COULDNT_CONNECT)
+SAME(WB_CURLE_WRITE_ERROR, CURLE_WRITE_ERROR)
+SAME(WB_CURLE_OUT_OF_MEMORY, CURLE_OUT_OF_MEMORY)
+SAME(WB_CURLE_OPERATION_TIMEDOUT, CURLE_OPERATION_TIMEDOUT)
+SAME(WB_CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CONNECT_ERROR)
+SAME(WB_CURLE_ABORTED_BY_CALLBACK, CURLE_ABORTED_BY_CALLBACK)
+SAME(WB_CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_NOTFOUND)
+SAME(WB_CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_SETFAILED)
+SAME(WB_CURLE_SSL_CERTPROBLEM, CURLE_SSL_CERTPROBLEM)
+SAME(WB_CURLE_SSL_CIPHER, CURLE_SSL_CIPHER)
+SAME(WB_CURLE_PEER_FAILED_VERIFICATION, CURLE_PEER_FAILED_VERIFICATION)
+SAME(WB_CURLE_FILESIZE_EXCEEDED, CURLE_FILESIZE_EXCEEDED)
+SAME(WB_CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_ENGINE_INITFAILED)
+SAME(WB_CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CACERT_BADFILE)
+SAME(WB_CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_SHUTDOWN_FAILED)
+SAME(WB_CURLE_SSL_CRL_BADFILE, CURLE_SSL_CRL_BADFILE)
+SAME(WB_CURLE_SSL_ISSUER_ERROR, CURLE_SSL_ISSUER_ERROR)
+SAME(WB_CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_PINNEDPUBKEYNOTMATCH)
+SAME(WB_CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_INVALIDCERTSTATUS)
+SAME(WB_CURLE_SSL_CLIENTCERT, CURLE_SSL_CLIENTCERT)
+
+#else
+// An empty translation unit is not valid C.
+typedef int wb_curl_abi_check_is_not_built;
+#endif

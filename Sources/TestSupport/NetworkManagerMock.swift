@@ -1,0 +1,133 @@
+import Foundation
+import Glibc
+
+/// python-dbusmock's NetworkManager template (`python3 -m dbusmock --template networkmanager`) as
+/// `org.freedesktop.NetworkManager` on a ``PrivateBus``, for the Wi-Fi tests.
+///
+/// The template (python3-dbusmock 0.28.7 on Debian 12) has the manager (`GetDevices`, `Devices`), Wi-Fi devices
+/// (`AddWiFiDevice`: `DeviceType` 2, `Device.Wireless` with `AccessPoints` and a `RequestScan` that does nothing)
+/// and access points (`AddAccessPoint`: `HwAddress`, `Ssid`, `Strength` in percent, `Frequency`, and a fixed
+/// `LastSeen` of 1), with `AccessPointAdded` / `AccessPointRemoved`. It has no `LastScan`; ``addLastScan(_:_:)``
+/// adds one to a device and ``setLastScan(_:_:)`` changes it with `PropertiesChanged`, as NetworkManager does when
+/// a scan finishes. Control calls go through `busctl`.
+///
+/// The bus must let root own `org.freedesktop.NetworkManager` and everyone call it: create it with
+/// `PrivateBus(extraPolicy: NetworkManagerMock.busPolicy)`.
+public final class NetworkManagerMock: @unchecked Sendable {
+    public static let busName = "org.freedesktop.NetworkManager"
+    /// The template's main object, which has the control methods.
+    static let mainPath = "/org/freedesktop"
+    static let mockInterface = "org.freedesktop.DBus.Mock"
+    static let wirelessInterface = "org.freedesktop.NetworkManager.Device.Wireless"
+    /// `NM_DEVICE_STATE_DISCONNECTED`: a Wi-Fi device that may scan.
+    static let disconnected = 30
+
+    /// Bus policy letting the mock own NetworkManager's name and everyone call it, as NetworkManager's does.
+    public static let busPolicy = """
+        <policy user="root">
+          <allow own="org.freedesktop.NetworkManager"/>
+        </policy>
+        <policy context="default">
+          <allow send_destination="org.freedesktop.NetworkManager"/>
+        </policy>
+        """
+
+    /// The bus the mock is on.
+    public let bus: PrivateBus
+    /// The mock's process.
+    public let process: ChildProcess
+
+    /// Starts the mock and returns once it owns `org.freedesktop.NetworkManager`.
+    public init(bus: PrivateBus) throws {
+        self.bus = bus
+        try WPASupplicantMock.checkDbusmock(in: bus.directory)
+        let process = try ChildProcess(
+            WPASupplicantMock.python, ["-m", "dbusmock", "--template", "networkmanager"], environment: bus.environment,
+            logFile: bus.directory.appendingPathComponent("networkmanager-mock-\(UUID().uuidString).log"))
+        self.process = process
+        try Wait.until("the NetworkManager mock to own \(Self.busName)", timeout: 20) {
+            guard process.isRunning else {
+                throw TestEnvironmentError("the NetworkManager mock exited:\n\(process.log)")
+            }
+            return try WPASupplicantMock.busctl(bus, ["status", Self.busName]).status == 0
+        }
+    }
+
+    /// Adds a Wi-Fi device `name` (object path `/org/freedesktop/NetworkManager/Devices/NAME`) for interface
+    /// `interface`, and returns its path.
+    @discardableResult
+    public func addWiFiDevice(_ name: String, interface: String) throws -> String {
+        try objectPath(try call(Self.mainPath, "AddWiFiDevice", ["ssi", name, interface, String(Self.disconnected)]))
+    }
+
+    /// Adds a wired device, which a Wi-Fi scanner must leave alone, and returns its path.
+    @discardableResult
+    public func addEthernetDevice(_ name: String, interface: String) throws -> String {
+        try objectPath(try call(Self.mainPath, "AddEthernetDevice", ["ssi", name, interface, String(Self.disconnected)]))
+    }
+
+    /// Adds an access point `name` to the device at `device` (`AccessPointAdded`) and returns its path;
+    /// `strength` is NetworkManager's percentage.
+    @discardableResult
+    public func addAccessPoint(
+        device: String, name: String, ssid: String, hwAddress: String, frequency: UInt32 = 2412, strength: UInt8
+    ) throws -> String {
+        // mode 2 (infrastructure), 54 Mb/s, no security.
+        try objectPath(
+            try call(
+                Self.mainPath, "AddAccessPoint",
+                ["ssssuuuyu", device, name, ssid, hwAddress, "2", String(frequency), "54000", String(strength), "0"]))
+    }
+
+    /// Removes the access point at `path` from the device at `device` (`AccessPointRemoved`).
+    public func removeAccessPoint(device: String, path: String) throws {
+        _ = try call(Self.mainPath, "RemoveAccessPoint", ["ss", device, path])
+    }
+
+    /// Gives the device at `device` a `LastScan` property (milliseconds of `CLOCK_BOOTTIME`), which the template
+    /// lacks.
+    public func addLastScan(_ device: String, _ milliseconds: Int64) throws {
+        _ = try call(device, "AddProperty", ["ssv", Self.wirelessInterface, "LastScan", "x", String(milliseconds)])
+    }
+
+    /// Changes the device's `LastScan`, emitting `PropertiesChanged`, as NetworkManager does after a scan.
+    public func setLastScan(_ device: String, _ milliseconds: Int64) throws {
+        _ = try call(
+            device, "UpdateProperties", ["sa{sv}", Self.wirelessInterface, "1", "LastScan", "x", String(milliseconds)])
+    }
+
+    /// How many times the device at `device` was asked for `RequestScan`.
+    public func requestScanCount(_ device: String) throws -> Int {
+        let output = try call(device, "GetMethodCalls", ["s", "RequestScan"])
+        // "a(tav) N ..."
+        let words = output.split(whereSeparator: \.isWhitespace)
+        guard words.count >= 2, words[0] == "a(tav)", let count = Int(words[1]) else {
+            throw TestEnvironmentError("GetMethodCalls answered \(output)")
+        }
+        return count
+    }
+
+    /// Stops the mock: NetworkManager leaves the bus.
+    public func stop() {
+        process.stop(grace: 2)
+    }
+
+    private func objectPath(_ output: String) throws -> String {
+        let words = output.split(whereSeparator: \.isWhitespace)
+        guard words.count == 2, words[0] == "s" || words[0] == "o" else {
+            throw TestEnvironmentError("expected an object path, got \(output)")
+        }
+        return String(words[1].dropFirst().dropLast())
+    }
+
+    private func call(_ path: String, _ member: String, _ arguments: [String]) throws -> String {
+        let result = try WPASupplicantMock.busctl(
+            bus, ["call", "--", Self.busName, path, Self.mockInterface, member] + arguments)
+        guard result.status == 0 else {
+            throw TestEnvironmentError("\(member) on the NetworkManager mock failed: \(result.output)\n\(process.log)")
+        }
+        return result.output
+    }
+
+    deinit { stop() }
+}

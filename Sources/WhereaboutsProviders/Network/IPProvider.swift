@@ -1,0 +1,151 @@
+import Loop
+import WhereaboutsCore
+
+/// IP positioning (`[ip]`, GeoClue 2.8's `method=ichnaea`): an empty geolocate query, which the service answers
+/// from the address it comes from, at city level.
+///
+/// It runs for clients served at city level and above, asks once when started and again every
+/// ``refreshInterval`` while it runs (an answer younger than that is served again at the next start without
+/// asking), and spaces its tries after a failure with ``LookupBackoff``. Its fixes say `GeoIP` and come from
+/// provider `ip`, so they are never taken for Wi-Fi fixes. It is available at city level until the service
+/// fails, and again with its next answer.
+@BusActor
+public final class IPProvider: LocationProvider {
+    /// How long an answer stands before it is asked again.
+    public static let refreshInterval: Duration = .seconds(1800)
+    /// How long one lookup may take.
+    public static let lookupTimeout: Duration = .seconds(20)
+
+    public let kind = ProviderKind.ip
+    public let minimumClientLevel = AccuracyLevel.city
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let transport: any HTTPTransport
+    private let url: String
+    private let accuracyOverride: Double?
+    private let clock: any WhereaboutsCore.Clock
+    private let logger: any Logger
+    private var started = false
+    private var backoff = LookupBackoff()
+    private var record = LookupRecord()
+    private var problem: ServiceProblem?
+    private var lookupInFlight = false
+    private var answer: (fix: Fix, at: MonotonicTime)?
+    private var timer: TimerID?
+
+    /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius.
+    public init(
+        transport: any HTTPTransport, url: String, accuracy: Double?, clock: any WhereaboutsCore.Clock,
+        logger: any Logger
+    ) {
+        self.transport = transport
+        self.url = url
+        accuracyOverride = accuracy
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public var availableLevel: AccuracyLevel { problem == nil ? .city : .none }
+    public var unavailabilityReason: String? { problem?.rawValue }
+
+    public var details: [String: ProviderDetail] {
+        var details = record.details
+        if let problem { details["reason"] = .text(problem.rawValue) }
+        return details
+    }
+
+    public func start() {
+        started = true
+        if let answer, clock.monotonicNow - answer.at < Self.refreshInterval {
+            onFix?(answer.fix)
+            schedule(after: Self.refreshInterval - (clock.monotonicNow - answer.at))
+        } else {
+            lookUp()
+        }
+    }
+
+    public func stop() {
+        started = false
+        if let timer { EventLoop.main.cancel(timer) }
+        timer = nil
+    }
+
+    private func schedule(after delay: Duration) {
+        if let timer { EventLoop.main.cancel(timer) }
+        timer = EventLoop.main.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            self.timer = nil
+            if self.started { self.lookUp() }
+        }
+    }
+
+    private func lookUp() {
+        guard !lookupInFlight else { return }
+        let now = clock.monotonicNow
+        guard backoff.allowsAttempt(now: now) else { return }
+        lookupInFlight = true
+        record.sent()
+        let request = HTTPRequest(url: url, body: IchnaeaQuery.ip(), timeout: Self.lookupTimeout)
+        let transport = self.transport
+        BusActor.task { [weak self] in
+            let result = await transport.post(request)
+            self?.answered(result)
+        }
+    }
+
+    private func answered(_ result: Result<HTTPResponse, HTTPFailure>) {
+        lookupInFlight = false
+        let now = clock.monotonicNow
+        let outcome: IchnaeaOutcome
+        switch result {
+        case .failure(let failure):
+            record.ended(at: clock.wallNow, "failed", message: failure.description)
+            let step = backoff.record(failure, now: now)
+            report(.unreachable, failure.description, retryAt: step.retryAt)
+            retryLater(at: step.retryAt)
+            return
+        case .success(let response):
+            outcome = IchnaeaOutcome.interpret(response, kind: .ip)
+        }
+        let summary = outcome.summary
+        record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
+        let step = backoff.record(outcome, now: now)
+        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
+        if let step { retryLater(at: step.retryAt) }
+        switch outcome {
+        case .position(let latitude, let longitude, let accuracy):
+            let fix = Fix(
+                latitude: latitude, longitude: longitude, horizontalAccuracy: accuracyOverride ?? accuracy,
+                timestamp: clock.wallNow, provider: .ip, description: "GeoIP")
+            answer = (fix, now)
+            if started {
+                onFix?(fix)
+                schedule(after: Self.refreshInterval)
+            }
+        case .notFound:
+            logger.info("IP positioning: the service cannot place this address")
+            if started { schedule(after: Self.refreshInterval) }
+        case .refused, .serverTrouble, .malformed:
+            break
+        }
+    }
+
+    private func retryLater(at time: MonotonicTime) {
+        guard started else { return }
+        schedule(after: time - clock.monotonicNow)
+    }
+
+    /// Notes the service's state, logging once when it changes and telling the set when availability does.
+    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?) {
+        guard newProblem != problem else { return }
+        if newProblem != nil {
+            let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
+            logger.warning("IP positioning: \(url): \(message)\(retry)")
+        } else {
+            logger.notice("IP positioning: \(url) answers again")
+        }
+        problem = newProblem
+        onAvailabilityChanged?()
+    }
+}

@@ -1,0 +1,274 @@
+import Loop
+import WhereaboutsCore
+
+/// Wi-Fi positioning (`[wifi]`): the access points around the machine, located by the position cache, by places
+/// learned on the machine, or by an Ichnaea-compatible web service (beaconDB by default).
+///
+/// **When it runs.** For clients served at neighbourhood level and above (IP positioning's city-level answer
+/// cannot serve them). It scans every ``streetScanInterval`` while a client needs street level or better, every
+/// ``coarseScanInterval`` otherwise, and not at all while stopped.
+///
+/// **What leaves the machine.** Only what ``AccessPointSelection`` keeps (no hidden, `_nomap` or `_optout`
+/// networks, no locally administered addresses), only with at least two of them, only each access point's
+/// address and signal, with `considerIp` and every fallback off, so that a guess from the IP address is never
+/// taken for a Wi-Fi fix; and only when neither the cache nor a learned place knows the scan and the scan differs
+/// enough from the one last asked about (``QueryThrottle``). After a failure ``LookupBackoff`` spaces the tries.
+///
+/// **Offline.** Answers are kept in the ``PositionCache`` (saved beside the grants), and while a satellite fix
+/// better than 50 m is at hand the access points seen there are remembered in it too, so known places are
+/// located with no request at all, after a restart and with the network down.
+///
+/// **Availability.** Street level while a wireless interface exists and the service can be used, or while the
+/// current scan is known to the cache; otherwise none, with the reason (`no-wifi`, `service-unreachable`,
+/// `service-error`, `service-refused`) in `AvailabilityChanged`. It comes back by itself with the next answer.
+@BusActor
+public final class WiFiProvider: LocationProvider {
+    /// The scan interval while a client needs street level or better (GeoClue's 10 s).
+    public static let streetScanInterval: Duration = .seconds(10)
+    /// The scan interval while clients need less.
+    public static let coarseScanInterval: Duration = .seconds(300)
+    /// How often an unchanged position is offered again, so that it stays current for the fusion rule (which
+    /// lets a coarser provider replace a fix older than a minute).
+    public static let refreshInterval: Duration = .seconds(50)
+    /// How far apart in time a scan and a satellite fix may be and still be taken as one place.
+    public static let pairingWindow: Duration = .seconds(2)
+    /// How long learned places wait to be saved, so that a walk writes the file once a while, not every scan.
+    public static let learnedSaveDelay: Duration = .seconds(30)
+    /// How long one lookup may take.
+    public static let lookupTimeout: Duration = .seconds(20)
+
+    public let kind = ProviderKind.wifi
+    public let minimumClientLevel = AccuracyLevel.neighborhood
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let scanner: any AccessPointScanner
+    private let transport: any HTTPTransport
+    private let url: String
+    private let clock: any WhereaboutsCore.Clock
+    private let logger: any Logger
+    private var cache: PositionCache
+    private let saveCache: @BusActor (PositionCache) -> Void
+    private let submitter: Geosubmitter?
+
+    private var started = false
+    private var demand = AccuracyLevel.neighborhood
+    private let selection = AccessPointSelection()
+    private var throttle = QueryThrottle()
+    private var backoff = LookupBackoff()
+    private var record = LookupRecord()
+    private var problem: ServiceProblem?
+    private var lookupInFlight = false
+    private var currentScanKnown = false
+    private var pendingSave: TimerID?
+    private var lastScan: (usable: [AccessPoint], at: MonotonicTime, wall: WallTime)?
+    private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
+    private var lastDelivered: (fix: Fix, at: MonotonicTime)?
+
+    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `cache` is what
+    /// was saved before, and `saveCache` keeps it durably.
+    public init(
+        scanner: any AccessPointScanner, transport: any HTTPTransport, url: String, cache: PositionCache,
+        saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?,
+        clock: any WhereaboutsCore.Clock, logger: any Logger
+    ) {
+        self.scanner = scanner
+        self.transport = transport
+        self.url = url
+        self.cache = cache
+        self.saveCache = saveCache
+        self.submitter = submitter
+        self.clock = clock
+        self.logger = logger
+        scanner.onScan = { [weak self] in self?.scanned($0) }
+        scanner.onAvailabilityChanged = { [weak self] in
+            guard let self else { return }
+            self.logger.info("Wi-Fi: scans through \(self.scanner.backend)\(self.scanner.isAvailable ? "" : ", no wireless interface")")
+            self.onAvailabilityChanged?()
+        }
+    }
+
+    public var availableLevel: AccuracyLevel {
+        guard scanner.isAvailable, problem == nil || currentScanKnown else { return .none }
+        return .street
+    }
+
+    public var unavailabilityReason: String? {
+        guard availableLevel == .none else { return nil }
+        return scanner.isAvailable ? problem?.rawValue : "no-wifi"
+    }
+
+    public var details: [String: ProviderDetail] {
+        var details = record.details
+        details["backend"] = .text(scanner.backend)
+        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
+        if let submitter { details["submissions"] = .count(submitter.submissions) }
+        return details
+    }
+
+    public func start() {
+        started = true
+        scanner.start(interval: scanInterval)
+    }
+
+    public func stop() {
+        started = false
+        scanner.stop()
+        lastDelivered = nil
+        if pendingSave != nil { saveNow() }
+    }
+
+    public func demandChanged(_ level: AccuracyLevel) {
+        guard level != demand else { return }
+        demand = level
+        if started { scanner.start(interval: scanInterval) }
+    }
+
+    private var scanInterval: Duration { demand >= .street ? Self.streetScanInterval : Self.coarseScanInterval }
+
+    /// Takes a satellite fix that clients were given: a precise one seen together with a scan teaches the cache
+    /// that place and, with `submit-data=true`, is contributed.
+    public func observeSatelliteFix(_ fix: Fix) {
+        guard fix.provider.isSatellite, !fix.isSimulated else { return }
+        let now = clock.monotonicNow
+        lastSatelliteFix = (fix, now)
+        if let scan = lastScan, now - scan.at <= Self.pairingWindow { pair(fix, with: scan.usable, scannedAt: scan.wall) }
+    }
+
+    private func pair(_ fix: Fix, with usable: [AccessPoint], scannedAt: WallTime) {
+        if cache.learn(
+            latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.horizontalAccuracy, scan: usable,
+            now: clock.wallNow)
+        {
+            scheduleLearnedSave()
+        }
+        submitter?.offer(fix, usable: usable, scannedAt: scannedAt)
+    }
+
+    private func scanned(_ seen: [AccessPoint]) {
+        guard started else { return }
+        let now = clock.monotonicNow
+        let usable = selection.usable(seen)
+        lastScan = (usable, now, clock.wallNow)
+        if let satellite = lastSatelliteFix, now - satellite.at <= Self.pairingWindow {
+            pair(satellite.fix, with: usable, scannedAt: clock.wallNow)
+        }
+        let knewScan = currentScanKnown
+        defer { if currentScanKnown != knewScan { onAvailabilityChanged?() } }
+        guard usable.count >= AccessPointSelection.minimumForQuery else {
+            currentScanKnown = false
+            record.ended(
+                at: clock.wallNow, "too-few-access-points",
+                message: "\(usable.count) usable of \(seen.count) seen; nothing sent")
+            return
+        }
+        if let known = cache.lookup(usable, now: clock.wallNow) {
+            currentScanKnown = true
+            let source = known.origin == .learned ? "learned" : "cache"
+            record.ended(at: clock.wallNow, "position", source: source)
+            throttle.looked(
+                up: usable, outcome: .position(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy),
+                now: now)
+            deliver(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy, source: source)
+            return
+        }
+        currentScanKnown = false
+        guard !lookupInFlight, backoff.allowsAttempt(now: now), throttle.needsLookup(usable, now: now) else { return }
+        lookUp(usable)
+    }
+
+    private func lookUp(_ usable: [AccessPoint]) {
+        lookupInFlight = true
+        record.sent()
+        let request = HTTPRequest(url: url, body: IchnaeaQuery.wifi(usable), timeout: Self.lookupTimeout)
+        let transport = self.transport
+        BusActor.task { [weak self] in
+            let result = await transport.post(request)
+            self?.answered(result, for: usable)
+        }
+    }
+
+    private func answered(_ result: Result<HTTPResponse, HTTPFailure>, for usable: [AccessPoint]) {
+        lookupInFlight = false
+        let now = clock.monotonicNow
+        let availableBefore = availableLevel
+        defer { if availableLevel != availableBefore { onAvailabilityChanged?() } }
+        let outcome: IchnaeaOutcome
+        switch result {
+        case .failure(let failure):
+            record.ended(at: clock.wallNow, "failed", message: failure.description)
+            report(.unreachable, failure.description, retryAt: backoff.record(failure, now: now).retryAt)
+            return
+        case .success(let response):
+            outcome = IchnaeaOutcome.interpret(response, kind: .wifi)
+        }
+        let summary = outcome.summary
+        throttle.looked(up: usable, outcome: outcome, now: now)
+        let step = backoff.record(outcome, now: now)
+        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
+        switch outcome {
+        case .position(let latitude, let longitude, let accuracy):
+            record.ended(at: clock.wallNow, summary.outcome, source: "network")
+            cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
+            saveNow()
+            if started {
+                currentScanKnown = true
+                deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, source: "network")
+            }
+        case .notFound:
+            record.ended(at: clock.wallNow, summary.outcome, source: "network")
+            logger.info("Wi-Fi: the service knows none of these \(usable.count) access points; no fix here")
+        case .refused, .serverTrouble, .malformed:
+            record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
+        }
+    }
+
+    /// Notes the service's state, logging once when it changes, not at every failure.
+    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?) {
+        guard newProblem != problem else { return }
+        if newProblem != nil {
+            let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
+            logger.warning("Wi-Fi: \(url): \(message)\(retry); known places are still located from the cache")
+        } else {
+            logger.notice("Wi-Fi: \(url) answers again")
+        }
+        problem = newProblem
+    }
+
+    private func deliver(latitude: Double, longitude: Double, accuracy: Double, source: String) {
+        guard started else { return }
+        let now = clock.monotonicNow
+        let description =
+            switch source {
+            case "learned": "WiFi (a place learned on this machine)"
+            case "cache": "WiFi (cached)"
+            default: "WiFi"
+            }
+        let fix = Fix(
+            latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, timestamp: clock.wallNow,
+            provider: .wifi, description: description)
+        if let last = lastDelivered, now - last.at < Self.refreshInterval,
+            last.fix.latitude == latitude, last.fix.longitude == longitude,
+            last.fix.horizontalAccuracy == accuracy
+        {
+            return
+        }
+        lastDelivered = (fix, now)
+        onFix?(fix)
+    }
+
+    private func saveNow() {
+        if let pendingSave { EventLoop.main.cancel(pendingSave) }
+        pendingSave = nil
+        saveCache(cache)
+    }
+
+    private func scheduleLearnedSave() {
+        guard pendingSave == nil else { return }
+        pendingSave = EventLoop.main.schedule(after: Self.learnedSaveDelay) { [weak self] in
+            guard let self else { return }
+            self.pendingSave = nil
+            self.saveCache(self.cache)
+        }
+    }
+}

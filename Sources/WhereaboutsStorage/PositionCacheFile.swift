@@ -1,0 +1,31 @@
+import WhereaboutsCore
+
+/// The Wi-Fi position cache and the places learned on the machine (``PositionCache``), kept in a ``DurableFile``
+/// named `positions` next to the grants, readable by the service's user only. Nothing in it leaves the machine.
+///
+/// A file that cannot be read or parsed is moved aside and the cache starts empty: that costs lookups, never a
+/// wrong position.
+public struct PositionCacheFile: Sendable {
+    /// The largest file read: the cache's capacity at its longest lines, with room.
+    public static let sizeLimit = 8 << 20
+
+    public let file: DurableFile
+
+    /// The file that goes with the grants file `grantsPath`.
+    public init(besideGrantsAt grantsPath: String) { file = DurableFile(named: "positions", besideFileAt: grantsPath) }
+
+    /// The saved cache, without the entries past their age; `log` receives a line when the file was corrupt or
+    /// unreadable.
+    public func load(now: WallTime, log: (String) -> Void) -> PositionCache {
+        file.load(
+            limit: Self.sizeLimit, now: now, label: "position cache", fallback: "starting with an empty cache",
+            missing: PositionCache(), unusable: PositionCache(), log: log
+        ) { text in
+            Result { () throws(PositionCacheFormatError) in try PositionCache.parse(text, now: now) }
+                .mapError { DurableFile.LoadProblem("\(file.path): \($0)") }
+        }
+    }
+
+    /// Saves `cache` durably.
+    public func save(_ cache: PositionCache) throws(DurableFile.Failure) { try file.write(cache.serialized()) }
+}

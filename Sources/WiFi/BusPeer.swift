@@ -1,0 +1,199 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// A wireless daemon answered with an error or with a reply of the wrong shape.
+struct PeerFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Follows which connection owns a well-known bus name, without ever starting the service behind it.
+///
+/// The owner is asked for with the bus's `GetNameOwner`, which never activates anything, and then followed
+/// through `NameOwnerChanged`. Calls to the service go to the owner's unique name (see ``PeerCalls``), which the
+/// bus cannot activate either: a service that is not running stays that way.
+@BusActor
+final class NameOwnerFollower {
+    static let busPath = ObjectPath("/org/freedesktop/DBus")!
+
+    let name: String
+    private let connection: Connection
+    private let timeout: Duration
+    /// The unique name of the owner, nil while nobody owns the name.
+    private(set) var owner: String?
+    /// Called after the owner changed (to nil when the service left), with the previous owner.
+    var onChange: (@BusActor (_ previous: String?) -> Void)?
+    /// How many `NameOwnerChanged` have been seen; a lookup answered after one is out of date.
+    private var changesSeen = 0
+
+    init(name: String, connection: Connection, timeout: Duration) {
+        self.name = name
+        self.connection = connection
+        self.timeout = timeout
+    }
+
+    /// Subscribes to the name's owner changes, then looks the current owner up.
+    func start() async throws(DBusError) {
+        _ = try await connection.subscribe(
+            SignalMatch(
+                sender: "org.freedesktop.DBus", path: Self.busPath, interface: "org.freedesktop.DBus",
+                member: "NameOwnerChanged", stringArguments: [0: name])
+        ) { [weak self] message in self?.ownerChanged(message) }
+        let seen = changesSeen
+        let current = try await currentOwner()
+        if changesSeen == seen { owner = current }
+    }
+
+    /// The name's owner now, from `GetNameOwner`; nil when it has none.
+    private func currentOwner() async throws(DBusError) -> String? {
+        let reply: [DBusValue]
+        do {
+            reply = try await connection.call(
+                destination: "org.freedesktop.DBus", path: Self.busPath, interface: "org.freedesktop.DBus",
+                member: "GetNameOwner", arguments: [.string(name)], timeout: timeout)
+        } catch {
+            if error.name == DBusError.Name.nameHasNoOwner { return nil }
+            throw error
+        }
+        guard reply.count == 1, let unique = reply[0].string, unique.hasPrefix(":") else {
+            throw .failed("the bus answered GetNameOwner(\(name)) with (\(reply.map(\.signature).joined()))")
+        }
+        return unique
+    }
+
+    private func ownerChanged(_ message: Message) {
+        guard message.sender == "org.freedesktop.DBus" else { return }
+        let arguments = message.arguments()
+        guard arguments.count == 3, arguments[0].string == name, let new = arguments[2].string else { return }
+        changesSeen += 1
+        let previous = owner
+        let next = new.isEmpty ? nil : new
+        guard previous != next else { return }
+        owner = next
+        onChange?(previous)
+    }
+}
+
+/// Calls to one wireless daemon, addressed to its unique name, each with a timeout.
+@BusActor
+struct PeerCalls {
+    let connection: Connection
+    /// The daemon's name in log lines: `wpa_supplicant`, `NetworkManager`.
+    let service: String
+    let timeout: Duration
+
+    /// Calls `member` on `owner` and returns the reply's arguments.
+    func call(
+        _ owner: String, _ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = []
+    ) async throws(DBusError) -> [DBusValue] {
+        try await connection.call(
+            destination: owner, path: path, interface: interface, member: member, arguments: arguments,
+            timeout: timeout)
+    }
+
+    /// One property, from `org.freedesktop.DBus.Properties.Get`, its variant unwrapped.
+    func property(_ owner: String, _ path: ObjectPath, _ interface: String, _ name: String)
+        async throws(PeerFailure) -> DBusValue
+    {
+        let reply: [DBusValue]
+        do {
+            reply = try await call(
+                owner, path, "org.freedesktop.DBus.Properties", "Get", [.string(interface), .string(name)])
+        } catch {
+            throw PeerFailure("cannot read \(name) of \(path) from \(service): \(error)")
+        }
+        guard reply.count == 1, case .variant(let value) = reply[0] else {
+            throw PeerFailure("\(service) answered Get(\(name)) on \(path) with (\(reply.map(\.signature).joined()))")
+        }
+        return value.unwrapped
+    }
+
+    /// Every property of `interface`, from `org.freedesktop.DBus.Properties.GetAll`, variants unwrapped.
+    func allProperties(_ owner: String, _ path: ObjectPath, _ interface: String)
+        async throws(PeerFailure) -> [String: DBusValue]
+    {
+        let reply: [DBusValue]
+        do {
+            reply = try await call(owner, path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)])
+        } catch {
+            throw PeerFailure("cannot read \(path) from \(service): \(error)")
+        }
+        guard reply.count == 1, reply[0].signature == "a{sv}", let properties = reply[0].stringKeyedEntries else {
+            throw PeerFailure("\(service) answered GetAll on \(path) with (\(reply.map(\.signature).joined()))")
+        }
+        return properties
+    }
+}
+
+extension DBusValue {
+    /// The payload of an `ay`.
+    var bytes: [UInt8]? {
+        guard case .array(element: "y", let elements) = self else { return nil }
+        var result: [UInt8] = []
+        result.reserveCapacity(elements.count)
+        for element in elements {
+            guard case .byte(let byte) = element else { return nil }
+            result.append(byte)
+        }
+        return result
+    }
+
+    /// The payload of an `ao`.
+    var objectPaths: [ObjectPath]? {
+        guard case .array(element: "o", let elements) = self else { return nil }
+        return elements.compactMap(\.objectPath)
+    }
+}
+
+/// Runs `body` for every path, at most `width` calls at a time (a stock system bus lets one connection wait for
+/// 128 replies at once), and returns the answers that are not nil, in the order of `paths`.
+@BusActor
+func concurrently<T: Sendable>(
+    _ paths: [ObjectPath], atMost width: Int, _ body: @escaping @BusActor @Sendable (ObjectPath) async -> T?
+) async -> [T] {
+    var results: [T] = []
+    var start = 0
+    while start < paths.count {
+        let batch = paths[start..<min(start + width, paths.count)]
+        let tasks = batch.map { path in BusActor.task { await body(path) } }
+        for task in tasks {
+            if let value = await task.value { results.append(value) }
+        }
+        start += width
+    }
+    return results
+}
+
+/// Access points from several interfaces, each BSSID once: a radio that sees an access point better wins.
+struct AccessPointUnion {
+    private(set) var accessPoints: [AccessPoint] = []
+    private var index: [BSSID: Int] = [:]
+
+    mutating func add(_ points: [AccessPoint]) {
+        for point in points {
+            guard let existing = index[point.bssid] else {
+                index[point.bssid] = accessPoints.count
+                accessPoints.append(point)
+                continue
+            }
+            let kept = accessPoints[existing]
+            if point.signal > kept.signal
+                || (point.signal == kept.signal && (point.age ?? .seconds(Int64.max)) < (kept.age ?? .seconds(Int64.max)))
+            {
+                accessPoints[existing] = point
+            }
+        }
+    }
+}
+
+/// Seconds since boot on `CLOCK_BOOTTIME`, which counts suspended time too: NetworkManager's `LastSeen` clock.
+func bootTimeSeconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return Int64(now.tv_sec)
+}

@@ -1,0 +1,396 @@
+import DBus
+import Loop
+import WhereaboutsCore
+import WhereaboutsProviders
+
+/// Wi-Fi scans from wpa_supplicant's D-Bus API (`fi.w1.wpa_supplicant1`), on every wireless interface it manages.
+///
+/// **Following.** From the moment it is made, the scanner follows wpa_supplicant on the bus: who owns
+/// `fi.w1.wpa_supplicant1` (`GetNameOwner`, then `NameOwnerChanged`), its `Interfaces` (`ao` on
+/// `/fi/w1/wpa_supplicant1`) and the `InterfaceAdded` / `InterfaceRemoved` signals there. wpa_supplicant is
+/// D-Bus activatable on Debian, so the scanner never calls it by its well-known name: every call goes to the
+/// unique name of the current owner, which the bus cannot activate, and nothing is called while the name has no
+/// owner. Signals count only when they come from that unique name.
+///
+/// **Scanning.** Between ``start(interval:)`` and ``stop()`` it runs scan rounds. A round asks every interface
+/// for `Scan({"Type": <"passive">})` (`fi.w1.wpa_supplicant1.Interface`); an interface that refuses (a scan of
+/// its own already running gives `fi.w1.wpa_supplicant1.Interface.ScanError`) is left out of that round, logged
+/// at debug level. When an interface emits `ScanDone(b)` its `BSSs` (`ao`) are read, and each BSS's properties
+/// with one `GetAll("fi.w1.wpa_supplicant1.BSS")` (`BSSID ay`, `SSID ay`, `Signal n`, `Frequency q`, `Age u`).
+/// Once every interface asked has reported, or after the round timeout, ``onScan`` gets the union of their
+/// access points, each BSSID once (the strongest sighting); a round in which no interface reported calls
+/// nothing. The next round is due `interval` after a round ends.
+///
+/// A `ScanDone` outside a round (someone else asked for the scan, or wpa_supplicant scanned by itself) is used
+/// too while started: every interface's list is read and reported, and the next round is due `interval` after
+/// that. An interface that appears while started, or wpa_supplicant coming back, starts a round at once when
+/// none is running. A BSS whose properties have the wrong type or size is left out, and logged; a reply of the
+/// wrong shape is a failure logged, never a crash. Every call has a timeout (``callTimeout``).
+@BusActor
+public final class WPASupplicantScanner: AccessPointScanner {
+    /// wpa_supplicant's well-known bus name.
+    public static let busName = "fi.w1.wpa_supplicant1"
+    /// The root object, with `Interfaces` and the interface signals.
+    public static let rootPath = ObjectPath("/fi/w1/wpa_supplicant1")!
+    static let rootInterface = "fi.w1.wpa_supplicant1"
+    static let interfaceInterface = "fi.w1.wpa_supplicant1.Interface"
+    static let bssInterface = "fi.w1.wpa_supplicant1.BSS"
+    /// How long one call to wpa_supplicant may take.
+    public static let callTimeout: Duration = .seconds(5)
+    /// At most this many BSSs of one interface are read per scan (wpa_supplicant keeps 200 by default).
+    static let maximumBSSs = 512
+    /// At most this many `GetAll` calls wait for their replies at once.
+    static let parallelReads = 16
+
+    /// `wpa_supplicant`.
+    public let backend = "wpa_supplicant"
+    /// True while wpa_supplicant is on the bus and manages at least one interface.
+    public var isAvailable: Bool { follower.owner != nil && !known.isEmpty }
+    /// True while some connection owns `fi.w1.wpa_supplicant1`.
+    public var isServiceRunning: Bool { follower.owner != nil }
+    /// The object paths of the interfaces wpa_supplicant manages, in the order they became known.
+    public var interfaces: [ObjectPath] { known }
+    /// Called after each scan round with the access points of every interface that reported.
+    public var onScan: (@BusActor ([AccessPoint]) -> Void)?
+    /// Called when ``isAvailable`` or ``isServiceRunning`` changes.
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let logger: any Logger
+    private let calls: PeerCalls
+    private let follower: NameOwnerFollower
+    private let schedule = ScanSchedule()
+    private let roundTimeout: Duration
+    private var following: Task<Void, Never>?
+
+    private var known: [ObjectPath] = []
+    /// Counts loads of `Interfaces`: the answer of an older one is dropped.
+    private var loadGeneration = 0
+    /// Interfaces added and removed by signals while `Interfaces` is being read, whose answer may predate them.
+    private var changesDuringLoad: (added: Set<ObjectPath>, removed: Set<ObjectPath>)?
+
+    /// A scan round: the interfaces asked that have not reported, those being read, and what was read.
+    private struct Round {
+        let id: UInt64
+        var waiting: Set<ObjectPath>
+        var reading: Set<ObjectPath> = []
+        var results: [ObjectPath: [AccessPoint]] = [:]
+        var timeout: TimerID?
+    }
+    private var round: Round?
+    private var nextRoundID: UInt64 = 1
+    private var reported: (running: Bool, available: Bool) = (false, false)
+
+    /// Starts following wpa_supplicant on `connection` (asynchronously: this returns at once). A scan round
+    /// reports after `roundTimeout` at the latest.
+    public init(connection: Connection, logger: any Logger, roundTimeout: Duration = .seconds(5)) {
+        self.logger = logger
+        self.roundTimeout = roundTimeout
+        calls = PeerCalls(connection: connection, service: "wpa_supplicant", timeout: Self.callTimeout)
+        follower = NameOwnerFollower(name: Self.busName, connection: connection, timeout: Self.callTimeout)
+        schedule.fire = { [weak self] in self?.beginRound() }
+        follower.onChange = { [weak self] previous in self?.ownerChanged(from: previous) }
+        following = BusActor.task { [self] in await follow(connection) }
+    }
+
+    /// Returns once the first look at the bus is done: whether wpa_supplicant runs, and its interfaces.
+    public func ready() async {
+        await following?.value
+    }
+
+    /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
+    /// only changes the interval: from the next scan, or sooner when the new interval is shorter.
+    public func start(interval: Duration) {
+        guard schedule.start(interval: interval) else { return }
+        beginRound()
+    }
+
+    /// Stops scanning: the timer is cancelled and any `ScanDone` is ignored. Interfaces are still followed.
+    public func stop() {
+        schedule.stop()
+        abortRound()
+    }
+
+    // MARK: Following wpa_supplicant
+
+    private func follow(_ connection: Connection) async {
+        do throws(DBusError) {
+            _ = try await connection.subscribe(
+                SignalMatch(sender: Self.busName, path: Self.rootPath, interface: Self.rootInterface)
+            ) { [weak self] message in self?.rootSignal(message) }
+            _ = try await connection.subscribe(
+                SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
+            ) { [weak self] message in self?.scanDone(message) }
+            try await follower.start()
+        } catch {
+            logger.warning("cannot follow wpa_supplicant on the bus: \(error)")
+            return
+        }
+        if follower.owner == nil {
+            logger.info("wpa_supplicant is not on the bus")
+        } else {
+            await loadInterfaces()
+        }
+        notifyIfChanged()
+    }
+
+    private func ownerChanged(from previous: String?) {
+        if previous != nil {
+            logger.info("wpa_supplicant left the bus")
+            loadGeneration += 1
+            changesDuringLoad = nil
+            abortRound()
+            schedule.cancelPending()
+            known.removeAll()
+        }
+        if follower.owner != nil {
+            logger.info("wpa_supplicant is on the bus")
+            BusActor.task { [self] in await loadInterfaces() }
+        }
+        notifyIfChanged()
+    }
+
+    /// Reads `Interfaces` and reconciles it with what the signals said meanwhile.
+    private func loadInterfaces() async {
+        guard let owner = follower.owner else { return }
+        loadGeneration += 1
+        let generation = loadGeneration
+        changesDuringLoad = ([], [])
+        let value: DBusValue
+        do {
+            value = try await calls.property(owner, Self.rootPath, Self.rootInterface, "Interfaces")
+        } catch {
+            if generation == loadGeneration { changesDuringLoad = nil }
+            logger.warning("\(error)")
+            return
+        }
+        guard generation == loadGeneration, let changes = changesDuringLoad else { return }
+        changesDuringLoad = nil
+        guard let paths = value.objectPaths else {
+            logger.warning("wpa_supplicant's Interfaces is \(value.signature), not ao")
+            return
+        }
+        let current = paths.filter { !changes.removed.contains($0) }
+        for path in known where !current.contains(path) && !changes.added.contains(path) { removeInterface(path) }
+        for path in current { addInterface(path, scanning: false) }
+        beginRound()
+    }
+
+    private func rootSignal(_ message: Message) {
+        guard fromWPASupplicant(message) else { return }
+        switch message.member {
+        case "InterfaceAdded":
+            let arguments = message.arguments()
+            guard arguments.count == 2, let path = arguments[0].objectPath else {
+                logger.warning("wpa_supplicant sent InterfaceAdded with (\(message.signature)), not (oa{sv})")
+                return
+            }
+            changesDuringLoad?.added.insert(path)
+            changesDuringLoad?.removed.remove(path)
+            addInterface(path)
+        case "InterfaceRemoved":
+            let arguments = message.arguments()
+            guard arguments.count == 1, let path = arguments[0].objectPath else {
+                logger.warning("wpa_supplicant sent InterfaceRemoved with (\(message.signature)), not (o)")
+                return
+            }
+            changesDuringLoad?.removed.insert(path)
+            changesDuringLoad?.added.remove(path)
+            removeInterface(path)
+        default:
+            break
+        }
+    }
+
+    /// Adds an interface; with `scanning`, a round starts at once when started and none runs.
+    private func addInterface(_ path: ObjectPath, scanning: Bool = true) {
+        guard !known.contains(path) else { return }
+        known.append(path)
+        logger.info("wpa_supplicant manages the wireless interface \(path)")
+        notifyIfChanged()
+        if scanning { beginRound() }
+    }
+
+    private func removeInterface(_ path: ObjectPath) {
+        guard let index = known.firstIndex(of: path) else { return }
+        known.remove(at: index)
+        logger.info("wpa_supplicant no longer manages the wireless interface \(path)")
+        if round != nil {
+            round?.waiting.remove(path)
+            round?.reading.remove(path)
+            round?.results[path] = nil
+            finishRoundIfComplete()
+        }
+        notifyIfChanged()
+    }
+
+    /// True when `message` comes from wpa_supplicant itself, not from a peer posing as it.
+    private func fromWPASupplicant(_ message: Message) -> Bool {
+        guard let sender = message.sender, let owner = follower.owner else { return false }
+        return sender == owner
+    }
+
+    private func notifyIfChanged() {
+        let now = (running: isServiceRunning, available: isAvailable)
+        guard now != reported else { return }
+        reported = now
+        onAvailabilityChanged?()
+    }
+
+    // MARK: Scan rounds
+
+    /// Starts a round when started, none runs, and there is something to scan.
+    private func beginRound() {
+        guard schedule.isStarted, round == nil, let owner = follower.owner, !known.isEmpty else { return }
+        schedule.cancelPending()
+        let id = openRound(waiting: Set(known))
+        for path in known {
+            BusActor.task { [self] in await requestScan(path, owner: owner, round: id) }
+        }
+    }
+
+    private func openRound(waiting: Set<ObjectPath>) -> UInt64 {
+        let id = nextRoundID
+        nextRoundID += 1
+        let timeout = EventLoop.main.schedule(after: roundTimeout) { [weak self] in self?.roundTimedOut(id) }
+        round = Round(id: id, waiting: waiting, timeout: timeout)
+        return id
+    }
+
+    private func requestScan(_ path: ObjectPath, owner: String, round id: UInt64) async {
+        do {
+            _ = try await calls.call(
+                owner, path, Self.interfaceInterface, "Scan", [.vardict(["Type": .string("passive")])])
+        } catch {
+            logger.debug("wpa_supplicant did not scan on \(path), which is left out of this round: \(error)")
+            guard round?.id == id else { return }
+            round?.waiting.remove(path)
+            finishRoundIfComplete()
+        }
+    }
+
+    private func scanDone(_ message: Message) {
+        guard fromWPASupplicant(message), let owner = follower.owner, let path = message.path,
+            known.contains(path), schedule.isStarted
+        else { return }
+        let arguments = message.arguments()
+        guard arguments.count == 1, let success = arguments[0].bool else {
+            logger.warning("wpa_supplicant sent ScanDone with (\(message.signature)), not (b)")
+            return
+        }
+        guard let current = round else {
+            // Someone else's scan, or wpa_supplicant's own: every interface's list is read.
+            guard success else { return }
+            logger.debug("a scan on \(path) that was not asked for finished; reading every interface")
+            schedule.cancelPending()
+            let id = openRound(waiting: [])
+            for interface in known { read(interface, owner: owner, round: id) }
+            return
+        }
+        guard current.results[path] == nil, !current.reading.contains(path) else { return }
+        if !success { logger.debug("wpa_supplicant's scan on \(path) failed; its current list is read") }
+        round?.waiting.remove(path)
+        read(path, owner: owner, round: current.id)
+    }
+
+    private func read(_ path: ObjectPath, owner: String, round id: UInt64) {
+        round?.reading.insert(path)
+        BusActor.task { [self] in
+            let points = await accessPoints(of: path, owner: owner)
+            guard let current = round, current.id == id, current.reading.contains(path) else { return }
+            round?.reading.remove(path)
+            if let points { round?.results[path] = points }
+            finishRoundIfComplete()
+        }
+    }
+
+    private func roundTimedOut(_ id: UInt64) {
+        guard let current = round, current.id == id else { return }
+        round?.timeout = nil
+        let late = current.waiting.union(current.reading).map(\.rawValue).sorted()
+        logger.debug("wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(roundTimeout)")
+        finishRound()
+    }
+
+    private func finishRoundIfComplete() {
+        guard let current = round, current.waiting.isEmpty, current.reading.isEmpty else { return }
+        finishRound()
+    }
+
+    /// Ends the round: reports what was read (if anything) and arms the next round.
+    private func finishRound() {
+        guard let finished = round else { return }
+        if let timeout = finished.timeout { EventLoop.main.cancel(timeout) }
+        round = nil
+        if !finished.results.isEmpty {
+            var union = AccessPointUnion()
+            for path in known { if let points = finished.results[path] { union.add(points) } }
+            onScan?(union.accessPoints)
+        }
+        schedule.scheduleNext()
+    }
+
+    /// Drops the running round, if any; what it still reads is ignored.
+    private func abortRound() {
+        if let timeout = round?.timeout { EventLoop.main.cancel(timeout) }
+        round = nil
+    }
+
+    // MARK: Reading access points
+
+    /// The access points an interface knows now; nil when its `BSSs` cannot be read.
+    private func accessPoints(of interface: ObjectPath, owner: String) async -> [AccessPoint]? {
+        let value: DBusValue
+        do {
+            value = try await calls.property(owner, interface, Self.interfaceInterface, "BSSs")
+        } catch {
+            logger.warning("\(error)")
+            return nil
+        }
+        guard let paths = value.objectPaths else {
+            logger.warning("wpa_supplicant's BSSs of \(interface) is \(value.signature), not ao")
+            return nil
+        }
+        if paths.count > Self.maximumBSSs {
+            logger.warning("\(interface) lists \(paths.count) BSSs; only the first \(Self.maximumBSSs) are read")
+        }
+        let logger = self.logger
+        return await concurrently(Array(paths.prefix(Self.maximumBSSs)), atMost: Self.parallelReads) { [calls] bss in
+            do throws(PeerFailure) {
+                return try Self.accessPoint(bss: try await calls.allProperties(owner, bss, Self.bssInterface))
+            } catch {
+                logger.warning("BSS \(bss) is left out: \(error)")
+                return nil
+            }
+        }
+    }
+
+    /// The access point that a BSS's properties describe; fails when one that is needed is missing, of the
+    /// wrong type, or (the BSSID) not six bytes long.
+    static func accessPoint(bss properties: [String: DBusValue]) throws(PeerFailure) -> AccessPoint {
+        guard let bssidValue = properties["BSSID"], let octets = bssidValue.bytes else {
+            throw PeerFailure("its BSSID is \(properties["BSSID"]?.signature ?? "missing"), not ay")
+        }
+        guard let bssid = BSSID(octets: octets) else {
+            throw PeerFailure("its BSSID has \(octets.count) bytes, not 6")
+        }
+        guard let ssid = properties["SSID"]?.bytes else {
+            throw PeerFailure("its SSID is \(properties["SSID"]?.signature ?? "missing"), not ay")
+        }
+        guard case .int16(let signal) = properties["Signal"] else {
+            throw PeerFailure("its Signal is \(properties["Signal"]?.signature ?? "missing"), not n")
+        }
+        var frequency: Int?
+        if let value = properties["Frequency"] {
+            guard case .uint16(let megahertz) = value else {
+                throw PeerFailure("its Frequency is \(value.signature), not q")
+            }
+            frequency = Int(megahertz)
+        }
+        var age: Duration?
+        if let value = properties["Age"] {
+            guard case .uint32(let seconds) = value else { throw PeerFailure("its Age is \(value.signature), not u") }
+            age = .seconds(Int64(seconds))
+        }
+        return AccessPoint(bssid: bssid, ssid: ssid, signal: Int(signal), frequency: frequency, age: age)
+    }
+}

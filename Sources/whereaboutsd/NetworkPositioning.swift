@@ -1,0 +1,81 @@
+import DBus
+import HTTP
+import Loop
+import WhereaboutsCore
+import WhereaboutsProviders
+import WhereaboutsStorage
+import WiFi
+
+/// The network providers of `[network]`, `[wifi]` and `[ip]`, sharing one HTTP transport (libcurl, loaded at
+/// the first request, so a daemon whose clients never need the network never loads it).
+@BusActor
+enum NetworkPositioning {
+    /// The Wi-Fi and IP providers the configuration enables, and the Wi-Fi one again, to be told of satellite
+    /// fixes (learning places, contributing).
+    static func makeProviders(
+        _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
+    ) -> (providers: [any LocationProvider], wifi: WiFiProvider?) {
+        let network = configuration.network
+        guard network.wifiEnabled || network.ipEnabled else {
+            if !network.enabled { logger.info("[network] enable=false: nothing is sent to any positioning service") }
+            return ([], nil)
+        }
+        if case .unsupported(let method) = network.ip.method, network.ip.enabled {
+            logger.notice("[ip] method=\(method) is not supported (only ichnaea is); IP positioning is off")
+        }
+        let transport = CurlTransport(userAgent: userAgent(), caFile: network.caFile)
+        var providers: [any LocationProvider] = []
+        var wifi: WiFiProvider?
+        if network.wifiEnabled {
+            let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath)
+            let cache = cacheFile.load(now: clock.wallNow) { logger.warning($0) }
+            let submitter =
+                network.submitsData
+                ? Geosubmitter(
+                    url: network.wifi.submissionURL, nickname: network.wifi.submissionNick, transport: transport,
+                    clock: clock, logger: logger) : nil
+            let provider = WiFiProvider(
+                scanner: WiFiScanner(connection: connection, logger: logger), transport: transport,
+                url: network.wifi.url, cache: cache,
+                saveCache: { cache in
+                    do {
+                        try cacheFile.save(cache)
+                    } catch {
+                        logger.error("position cache: cannot save: \(error)")
+                    }
+                },
+                submitter: submitter, clock: clock, logger: logger)
+            logger.info(
+                "Wi-Fi positioning: unknown places are looked up at \(network.wifi.url)"
+                    + (submitter == nil ? "" : "; satellite fixes are contributed to \(network.wifi.submissionURL)"))
+            providers.append(provider)
+            wifi = provider
+        }
+        if network.ipEnabled {
+            providers.append(
+                IPProvider(
+                    transport: transport, url: network.ipLocateURL, accuracy: network.ip.accuracy, clock: clock,
+                    logger: logger))
+            logger.info("IP positioning: city-level lookups at \(network.ipLocateURL)")
+        }
+        return (providers, wifi)
+    }
+
+    /// `whereaboutsd/VERSION (OS VERSION)`, so the service can tell who asks (beaconDB uses no keys and asks
+    /// clients to identify themselves).
+    static func userAgent() -> String {
+        var name = "Linux"
+        var osVersion = ""
+        if let text = try? readTextFile("/etc/os-release", limit: 64 << 10) {
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: "=", maxSplits: 1)
+                guard parts.count == 2 else { continue }
+                let value = parts[1].filter { $0 != "\"" && $0 != "'" }
+                if parts[0] == "NAME" { name = String(value) }
+                if parts[0] == "VERSION_ID" { osVersion = String(value) }
+            }
+        }
+        let system = osVersion.isEmpty ? name : "\(name) \(osVersion)"
+        return "whereaboutsd/\(version) (\(system.filter { $0.isASCII && $0 != "(" && $0 != ")" }))"
+    }
+}

@@ -1,0 +1,410 @@
+import DBus
+import Foundation
+import Glibc
+import Loop
+import Testing
+import TestSupport
+
+/// A private bus with the wpa_supplicant stand-in, a loopback Ichnaea server over HTTPS with a test CA, and the
+/// daemon configured for Wi-Fi (and optionally IP) positioning against it. Made off the bus thread: every part
+/// waits by polling.
+final class NetworkPositioningRig: @unchecked Sendable {
+    /// Three usable access points, and four that must never leave the machine: a hidden network, `_nomap` and
+    /// `_optout` names, and a locally administered address (a phone's hotspot).
+    static let home: [WPASupplicantMock.BSS] = [
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x01], ssid: "home", signal: -48, frequency: 2437, age: 1),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x02], ssid: "neighbour", signal: -67, frequency: 5180),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x03], ssid: "cafe", signal: -75),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x04], ssid: "", signal: -50),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x05], ssid: "secret_nomap", signal: -52),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x06], ssid: "x_optout_y", signal: -54),
+        .init(bssid: [0x02, 0x11, 0x22, 0x33, 0x44, 0x07], ssid: "Phone", signal: -40),
+    ]
+    static let usableAddresses = ["00:11:22:33:44:01", "00:11:22:33:44:02", "00:11:22:33:44:03"]
+
+    let authority: TestCertificateAuthority
+    let server: IchnaeaServer
+    let harness: DaemonHarness
+    let wpa: WPASupplicantMock?
+
+    var bus: PrivateBus { harness.bus }
+
+    /// `extra` is appended to the configuration; `ip` enables IP positioning against the same server; `wifi`
+    /// false leaves wpa_supplicant off the bus.
+    @concurrent
+    static func make(extra: String = "", ip: Bool = false, wifi: Bool = true, directory: URL? = nil) async throws
+        -> NetworkPositioningRig
+    {
+        try NetworkPositioningRig(extra: extra, ip: ip, wifi: wifi)
+    }
+
+    private init(extra: String, ip: Bool, wifi: Bool) throws {
+        authority = try TestCertificateAuthority.make()
+        server = try IchnaeaServer(certificates: authority, latitude: 52.5163, longitude: 13.3777, accuracy: 42)
+        let bus = try PrivateBus(extraPolicy: WPASupplicantMock.busPolicy + NetworkManagerMock.busPolicy)
+        let config = """
+            [network]
+            ca-file=\(authority.certificateFile.path)
+
+            [wifi]
+            enable=true
+            url=\(server.url())
+
+            [ip]
+            enable=\(ip)
+            url=\(server.url())
+
+            """ + extra
+        harness = try DaemonHarness(config: config, bus: bus)
+        wpa = wifi ? try WPASupplicantMock(bus: bus, interfaces: ["wlan0"]) : nil
+        try wpa?.setScanResults("wlan0", Self.home)
+    }
+
+    @concurrent
+    func launch() async throws { try harness.startDaemon() }
+
+    /// The daemon's row of `Providers` for `kind`: (available, running, details).
+    @BusActor
+    func provider(_ kind: String, _ app: GeoClueTestClient) async throws -> (available: Bool, running: Bool, details: [String: DBusValue]) {
+        let rows = try await app.get(GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "Providers")
+        for row in rows.elements ?? [] {
+            guard let fields = row.fields, fields.count == 5, fields[0].string == kind else { continue }
+            return (fields[2].bool ?? false, fields[3].bool ?? false, (fields[4].stringKeyedEntries ?? [:]).mapValues(\.unwrapped))
+        }
+        throw TestEnvironmentError("no \(kind) provider in \(rows)")
+    }
+
+    func stop() {
+        harness.stop()
+        wpa?.stop()
+        server.stop()
+        authority.remove()
+    }
+}
+
+/// Parses a recorded request body as JSON.
+func jsonObject(_ request: IchnaeaServer.Request) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any], "\(request.bodyText)")
+}
+
+@Suite("Wi-Fi and IP positioning through an Ichnaea service, end to end", .serialized)
+@BusActor
+struct NetworkPositioningTests {
+    static let ours = "io.github.whereabouts1.Location"
+
+    @Test func aStreetClientGetsTheServersPositionFromOnlyTheUsableAccessPoints() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        // An exact client, so that the position is not coarsened to the street level's 1 km.
+        _ = try await app.startedClient(level: 8)
+        let update = try await app.waitForUpdates(1)[0]
+        let location = try await app.getAll(update.new, GeoClueTestClient.locationInterface)
+        #expect(location["Latitude"] == .double(52.5163) && location["Longitude"] == .double(13.3777))
+        #expect(location["Accuracy"] == .double(42))
+        #expect(location["Description"] == .string("WiFi"))
+        #expect(try await app.get(update.new, Self.ours, "Provider") == .string("wifi"))
+
+        let requests = (try rig.server.requests)
+        try #require(requests.count == 1, "\(requests)")
+        let request = requests[0]
+        #expect(request.method == "POST" && request.path == IchnaeaServer.geolocatePath)
+        #expect(request.header("Content-Type") == "application/json")
+        #expect(request.header("User-Agent")?.hasPrefix("whereaboutsd/") == true, "\(request.headers)")
+        let body = try jsonObject(request)
+        #expect(body["considerIp"] as? Bool == false)
+        let fallbacks = try #require(body["fallbacks"] as? [String: Bool])
+        #expect(fallbacks["ipf"] == false)
+        let sent = try #require(body["wifiAccessPoints"] as? [[String: Any]])
+        #expect(sent.compactMap { $0["macAddress"] as? String } == NetworkPositioningRig.usableAddresses)
+        #expect(sent.compactMap { $0["signalStrength"] as? Int } == [-48, -67, -75])
+        // Nothing else about an access point leaves the machine: no names, channels or ages.
+        #expect(sent.allSatisfy { Set($0.keys) == ["macAddress", "signalStrength"] }, "\(sent)")
+        #expect(!request.bodyText.contains("home") && !request.bodyText.contains("Phone"))
+
+        let row = try await rig.provider("wifi", app)
+        #expect(row.available && row.running)
+        #expect(row.details["requests"] == .uint32(1))
+        #expect(row.details["last-outcome"] == .string("position") && row.details["last-source"] == .string("network"))
+        #expect(row.details["backend"] == .string("wpa_supplicant"))
+    }
+
+    @Test func nothingIsScannedOrSentForClientsThatDoNotNeedWiFi() async throws {
+        let rig = try await NetworkPositioningRig.make(
+            extra: "\n[static-source]\nenable=true\npath=@DIR@/geolocation\n")
+        defer { rig.stop() }
+        try write(Array(staticFile.utf8), to: rig.harness.file("geolocation"))
+        try await rig.launch()
+        let observer = try await GeoClueTestClient(bus: rig.bus)
+        defer { observer.close() }
+        #expect(try await rig.provider("wifi", observer).running == false)
+        // A city-level client is served by the static source; Wi-Fi (neighbourhood and above) is not started.
+        let city = try await GeoClueTestClient(bus: rig.bus)
+        defer { city.close() }
+        _ = try await city.startedClient(level: 4)
+        _ = try await city.waitForUpdates(1)
+        #expect(try await rig.provider("wifi", observer).running == false)
+        #expect(try rig.wpa!.scanCount("wlan0") == 0)
+        #expect((try rig.server.requests).isEmpty)
+        // A street-level client starts it: one scan, one lookup.
+        let street = try await GeoClueTestClient(bus: rig.bus)
+        defer { street.close() }
+        let client = try await street.startedClient(level: 6)
+        try await eventually("a lookup") { (try rig.server.requests).count == 1 }
+        #expect(try await rig.provider("wifi", observer).running)
+        // Stopping it stops the scans: the stand-in's count stays where it was once the provider is idle.
+        _ = try await street.call(client, GeoClueTestClient.clientInterface, "Stop")
+        #expect(try await rig.provider("wifi", observer).running == false)
+        let scans = try rig.wpa!.scanCount("wlan0")
+        #expect(scans >= 1)
+        try rig.wpa!.scan("wlan0")
+        try await Task.sleep(for: .milliseconds(300))
+        #expect((try rig.server.requests).count == 1, "a scan by someone else while stopped was looked up")
+    }
+
+    @Test func theCacheAnswersAfterARestartWithTheServerGone() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try await rig.launch()
+        do {
+            let app = try await GeoClueTestClient(bus: rig.bus)
+            defer { app.close() }
+            _ = try await app.startedClient(level: 6)
+            _ = try await app.waitForUpdates(1)
+        }
+        try await eventually("the position cache on disk") {
+            FileManager.default.fileExists(atPath: rig.harness.file("positions").path)
+        }
+        rig.harness.daemon?.stop()
+        rig.server.stop()
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 8)
+        let update = try await app.waitForUpdates(1)[0]
+        let location = try await app.getAll(update.new, GeoClueTestClient.locationInterface)
+        #expect(location["Latitude"] == .double(52.5163) && location["Longitude"] == .double(13.3777))
+        #expect(location["Description"] == .string("WiFi (cached)"))
+        let row = try await rig.provider("wifi", app)
+        #expect(row.details["requests"] == .uint32(0), "\(row.details)")
+        #expect(row.details["last-source"] == .string("cache"))
+        #expect(row.available)
+    }
+
+    @Test func aPlaceLearnedWithASatelliteFixIsLocatedWithTheServerGone() async throws {
+        let socketDirectory = try TemporaryDirectory.make(prefix: "whereabouts-nmea")
+        defer { try? FileManager.default.removeItem(at: socketDirectory) }
+        let nmea = try NMEASocketServer(path: socketDirectory.appendingPathComponent("nmea.sock").path)
+        let rig = try await NetworkPositioningRig.make(
+            extra: "\n[network-nmea]\nenable=true\nnmea-socket=\(nmea.path)\n")
+        defer { rig.stop() }
+        rig.server.stop()
+        try await rig.launch()
+        let exact = try await GeoClueTestClient(bus: rig.bus)
+        let client = try await exact.startedClient(level: 8)
+        try await accept(nmea)
+        // Satellite fixes at 48.0 N 11.0 E (HDOP 0.9: about 6 m), around the first scan.
+        for second in 0..<8 {
+            nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        _ = try await exact.waitForUpdates(1)
+        _ = try await exact.call(client, GeoClueTestClient.clientInterface, "Stop")
+        exact.close()
+        nmea.dropClient()
+
+        // An exact client again, now with no satellite fixes: Wi-Fi alone, uncoarsened.
+        let street = try await GeoClueTestClient(bus: rig.bus)
+        defer { street.close() }
+        _ = try await street.startedClient(level: 8)
+        let update = try await street.waitForUpdates(1)[0]
+        let location = try await street.getAll(update.new, GeoClueTestClient.locationInterface)
+        let latitude = try #require(location["Latitude"]?.double)
+        let longitude = try #require(location["Longitude"]?.double)
+        #expect(abs(latitude - 48.0) < 0.001 && abs(longitude - 11.0) < 0.002, "\(location)")
+        #expect(location["Description"] == .string("WiFi (a place learned on this machine)"))
+        #expect(location["Accuracy"] == .double(100))
+        #expect(try await rig.provider("wifi", street).details["last-source"] == .string("learned"))
+        #expect((try rig.server.requests).isEmpty)
+    }
+
+    @concurrent
+    private func accept(_ server: NMEASocketServer) async throws { try server.accept() }
+
+    /// Each bad answer or failure leaves the daemon serving (a fresh `GetClient` answers), gives no fix and a
+    /// clear state in `Providers` and line in the log.
+    @Test(arguments: [
+        ("400", IchnaeaServer.Response.answer(status: 400, body: #"{"error":{"errors":[{"reason":"keyInvalid"}],"code":400,"message":"Missing or invalid API key."}}"#), "refused", "keyInvalid"),
+        ("403", .answer(status: 403, body: #"{"error":{"code":403,"message":"You have exceeded your daily limit."}}"#), "refused", "daily limit"),
+        ("500", .answer(status: 500, body: "Internal Server Error"), "server-error", "HTTP 500"),
+        ("malformed", .answer(status: 200, body: #"{"location":{"lat":"north","lng":13.4},"accuracy":10}"#), "malformed", "lat"),
+        ("not JSON", .answer(status: 200, body: "<html>hello</html>"), "malformed", ""),
+        ("fallback", .answer(status: 200, body: #"{"location":{"lat":52.5,"lng":13.4},"accuracy":25000,"fallback":"ipf"}"#), "malformed", "fallback"),
+        ("10 MB", .huge(bytes: 10 << 20, declaresLength: true), "failed", "larger than"),
+        ("dropped", .close, "failed", ""),
+    ])
+    func aBadAnswerGivesNoFixAndALogLine(name: String, response: IchnaeaServer.Response, outcome: String, text: String)
+        async throws
+    {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try rig.server.setResponse(path: IchnaeaServer.geolocatePath, response)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        var row = try await rig.provider("wifi", app)
+        let deadline = ContinuousClock.now + .seconds(15)
+        while row.details["last-outcome"] == nil || row.details["last-outcome"] == .string("too-few-access-points") {
+            guard ContinuousClock.now < deadline else { break }
+            try await Task.sleep(for: .milliseconds(20))
+            row = try await rig.provider("wifi", app)
+        }
+        #expect(row.details["last-outcome"] == .string(outcome), "\(name): \(row.details)")
+        if !text.isEmpty {
+            #expect(row.details["last-message"]?.string?.contains(text) == true, "\(name): \(row.details)")
+        }
+        #expect(row.available == false, "\(name): \(row.details)")
+        #expect(row.details["reason"]?.string?.hasPrefix("service-") == true, "\(name): \(row.details)")
+        #expect(app.locationUpdates.isEmpty, "\(name) gave a fix")
+        #expect(rig.harness.daemonLog.contains("Wi-Fi: \(rig.server.url()): "), "\(name): \(rig.harness.daemonLog)")
+        let other = try await GeoClueTestClient(bus: rig.bus)
+        defer { other.close() }
+        _ = try await other.getClient()
+        #expect(rig.harness.daemon?.isRunning == true)
+    }
+
+    @Test func notFoundIsNoFixAndNoError() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try rig.server.setResponse(
+            path: IchnaeaServer.geolocatePath, .answer(status: 404, body: IchnaeaServer.notFoundBody))
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        try await eventually("a lookup") { (try rig.server.requests).count == 1 }
+        try await app.waitFor("the outcome") { true }
+        var row = try await rig.provider("wifi", app)
+        while row.details["last-outcome"] == nil { row = try await rig.provider("wifi", app) }
+        #expect(row.details["last-outcome"] == .string("not-found"))
+        #expect(row.available, "a place the service does not know is no failure of the service")
+        #expect(app.locationUpdates.isEmpty)
+    }
+
+    @Test func aHungServerNeverHoldsTheBus() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try rig.server.setResponse(path: IchnaeaServer.geolocatePath, .hang)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        try await eventually("the lookup to reach the server") { (try rig.server.requests).count == 1 }
+        let other = try await GeoClueTestClient(bus: rig.bus)
+        defer { other.close() }
+        let started = ContinuousClock.now
+        _ = try await other.getClient()
+        let row = try await rig.provider("wifi", other)
+        let elapsed = ContinuousClock.now - started
+        print("GetClient and a Providers read while a lookup hangs: \(elapsed)")
+        #expect(row.details["requests"] == .uint32(1))
+        #expect(app.locationUpdates.isEmpty)
+    }
+
+    @Test func aRefusedConnectionDropsAvailabilityWithAReasonAndItComesBack() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try rig.server.setResponse(path: IchnaeaServer.geolocatePath, .close)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        let client = try await app.startedClient(level: 6)
+        try await app.waitFor("AvailabilityChanged(false, service-unreachable)", timeout: .seconds(15)) {
+            app.signals.contains { $0.member == "AvailabilityChanged" && $0.path == client
+                && $0.arguments().first == .boolean(false) && $0.arguments().dropFirst().first == .string("service-unreachable") }
+        }
+        #expect(try await app.availableLevel() == 0)
+        // The service comes back: the next try (10 s later, with the next scan) answers, and clients are told.
+        try rig.server.removeResponse(path: IchnaeaServer.geolocatePath)
+        try await app.waitFor("AvailabilityChanged(true)", timeout: .seconds(40)) {
+            app.signals.contains { $0.member == "AvailabilityChanged" && $0.path == client && $0.arguments().first == .boolean(true) }
+        }
+        _ = try await app.waitForUpdates(1, timeout: .seconds(10))
+        #expect(try await app.availableLevel() == 6)
+        #expect(rig.harness.daemonLog.contains("answers again"))
+    }
+
+    @Test func ipPositioningServesCityClientsLabelledAsSuch() async throws {
+        let rig = try await NetworkPositioningRig.make(ip: true, wifi: false)
+        defer { rig.stop() }
+        try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 4)
+        let update = try await app.waitForUpdates(1)[0]
+        let location = try await app.getAll(update.new, GeoClueTestClient.locationInterface)
+        #expect(location["Description"] == .string("GeoIP"))
+        // Served at city level, coarsened as every fix is: never more precise than the server said.
+        #expect((location["Accuracy"]?.double ?? 0) >= 25000)
+        #expect(try await app.get(update.new, Self.ours, "Provider") == .string("ip"))
+        let requests = (try rig.server.requests)
+        #expect(requests.count == 1 && requests.first?.bodyText == "{}", "\(requests)")
+        // Without wpa_supplicant or NetworkManager, Wi-Fi says why it cannot deliver.
+        let wifi = try await rig.provider("wifi", app)
+        #expect(!wifi.available && wifi.details["reason"] == .string("no-wifi") && wifi.details["backend"] == .string("none"))
+    }
+
+    @Test func networkManagerServesWhereWpaSupplicantIsAbsent() async throws {
+        let rig = try await NetworkPositioningRig.make(wifi: false)
+        defer { rig.stop() }
+        let networkManager = try await startNetworkManager(on: rig.bus)
+        defer { networkManager.stop() }
+        try await rig.launch()
+        let device = try networkManager.addWiFiDevice("wlan0", interface: "wlan0")
+        // 80 % and 45 %: -52 and -73 dBm by the inverse of NetworkManager's own mapping.
+        try networkManager.addAccessPoint(device: device, name: "ap1", ssid: "home", hwAddress: "00:11:22:33:44:01", strength: 80)
+        try networkManager.addAccessPoint(device: device, name: "ap2", ssid: "cafe", hwAddress: "00:11:22:33:44:02", strength: 45)
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 8)
+        let update = try await app.waitForUpdates(1, timeout: .seconds(20))[0]
+        #expect(try await app.get(update.new, GeoClueTestClient.locationInterface, "Latitude") == .double(52.5163))
+        #expect(try await rig.provider("wifi", app).details["backend"] == .string("NetworkManager"))
+        let body = try jsonObject(try #require(try rig.server.requests.first))
+        let sent = try #require(body["wifiAccessPoints"] as? [[String: Any]])
+        #expect(sent.compactMap { $0["signalStrength"] as? Int } == [-52, -73], "\(sent)")
+    }
+
+    @concurrent
+    private func startNetworkManager(on bus: PrivateBus) async throws -> NetworkManagerMock {
+        try NetworkManagerMock(bus: bus)
+    }
+
+    @Test func whereaboutsStatusShowsTheLastLookup() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        _ = try await app.waitForUpdates(1)
+        let cli = try ProjectPaths.product("whereabouts")
+        let output = try await runCLI(cli, ["status"], environment: rig.bus.environment)
+        #expect(output.contains("provider wifi: available, running"), "\(output)")
+        #expect(output.contains("  Wi-Fi scans: wpa_supplicant"), "\(output)")
+        #expect(output.contains("  sent: 1 lookup"), "\(output)")
+        #expect(output.contains(" position from network"), "\(output)")
+    }
+
+    @concurrent
+    private func runCLI(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> String {
+        let log = try TemporaryDirectory.make(prefix: "whereabouts-cli").appendingPathComponent("out")
+        let process = try ChildProcess(executable, arguments, environment: environment, logFile: log)
+        _ = try process.wait(timeout: 20)
+        return process.log
+    }
+}
