@@ -12,6 +12,9 @@ import WhereaboutsProviders
 /// unique name of the current owner, which the bus cannot activate, and nothing is called while the name has no
 /// owner. Signals count only when they come from that unique name.
 ///
+/// P2P device interfaces (`Ifname` `p2p-dev-*`, which wpa_supplicant adds next to a radio that supports
+/// Wi-Fi Direct) are left out: they have no access points, and one that took a scan would hold every round up.
+///
 /// **Scanning.** Between ``start(interval:)`` and ``stop()`` it runs scan rounds. A round asks every interface
 /// for `Scan({"Type": <"passive">})` (`fi.w1.wpa_supplicant1.Interface`); an interface that refuses (a scan of
 /// its own already running gives `fi.w1.wpa_supplicant1.Interface.ScanError`) is left out of that round, logged
@@ -48,7 +51,8 @@ public final class WPASupplicantScanner: AccessPointScanner {
     public var isAvailable: Bool { follower.owner != nil && !known.isEmpty }
     /// True while some connection owns `fi.w1.wpa_supplicant1`.
     public var isServiceRunning: Bool { follower.owner != nil }
-    /// The object paths of the interfaces wpa_supplicant manages, in the order they became known.
+    /// The object paths of the interfaces wpa_supplicant manages and that are scanned (all but P2P devices), in
+    /// the order they became known.
     public var interfaces: [ObjectPath] { known }
     /// Called after each scan round with the access points of every interface that reported.
     public var onScan: (@BusActor ([AccessPoint]) -> Void)?
@@ -63,6 +67,10 @@ public final class WPASupplicantScanner: AccessPointScanner {
     private var following: Task<Void, Never>?
 
     private var known: [ObjectPath] = []
+    /// Interfaces left out: P2P devices (`p2p-dev-*`), which have no access points to scan for.
+    private var p2pDevices: Set<ObjectPath> = []
+    /// Interfaces whose `Ifname` is being read; one removed meanwhile is dropped from here and not added.
+    private var examining: Set<ObjectPath> = []
     /// Counts loads of `Interfaces`: the answer of an older one is dropped.
     private var loadGeneration = 0
     /// Interfaces added and removed by signals while `Interfaces` is being read, whose answer may predate them.
@@ -141,6 +149,8 @@ public final class WPASupplicantScanner: AccessPointScanner {
             abortRound()
             schedule.cancelPending()
             known.removeAll()
+            p2pDevices.removeAll()
+            examining.removeAll()
         }
         if follower.owner != nil {
             logger.info("wpa_supplicant is on the bus")
@@ -171,8 +181,42 @@ public final class WPASupplicantScanner: AccessPointScanner {
         }
         let current = paths.filter { !changes.removed.contains($0) }
         for path in known where !current.contains(path) && !changes.added.contains(path) { removeInterface(path) }
-        for path in current { addInterface(path, scanning: false) }
+        p2pDevices = p2pDevices.filter { current.contains($0) || changes.added.contains($0) }
+        // Paths another read is examining are read again: that read may belong to a load this one superseded.
+        // Whichever finishes first while the path is still wanted adds it.
+        let new = current.filter { !known.contains($0) && !p2pDevices.contains($0) }
+        examining.formUnion(new)
+        let names = await concurrently(new, atMost: Self.parallelReads) { [self] path in
+            (path, await ifname(of: path, owner: owner))
+        }
+        guard generation == loadGeneration else { return }
+        for (path, name) in names where examining.remove(path) != nil { consider(path, ifname: name, scanning: false) }
         beginRound()
+    }
+
+    /// The interface's `Ifname`; nil when it cannot be read.
+    private func ifname(of path: ObjectPath, owner: String) async -> String? {
+        do {
+            let value = try await calls.property(owner, path, Self.interfaceInterface, "Ifname")
+            guard let name = value.string else {
+                logger.warning("wpa_supplicant's Ifname of \(path) is \(value.signature), not s")
+                return nil
+            }
+            return name
+        } catch {
+            logger.warning("\(error)")
+            return nil
+        }
+    }
+
+    /// Adds the interface unless it is a P2P device; an interface whose name is unknown is added.
+    private func consider(_ path: ObjectPath, ifname: String?, scanning: Bool = true) {
+        if let ifname, ifname.hasPrefix("p2p-dev-") {
+            guard p2pDevices.insert(path).inserted else { return }
+            logger.info("wpa_supplicant's interface \(path) is the P2P device \(ifname), which is not scanned")
+            return
+        }
+        addInterface(path, scanning: scanning)
     }
 
     private func rootSignal(_ message: Message) {
@@ -186,7 +230,17 @@ public final class WPASupplicantScanner: AccessPointScanner {
             }
             changesDuringLoad?.added.insert(path)
             changesDuringLoad?.removed.remove(path)
-            addInterface(path)
+            guard !known.contains(path), !p2pDevices.contains(path), !examining.contains(path) else { return }
+            if let name = arguments[1].stringKeyedEntries?["Ifname"]?.string {
+                consider(path, ifname: name)
+            } else if let owner = follower.owner {
+                examining.insert(path)
+                BusActor.task { [self] in
+                    let name = await ifname(of: path, owner: owner)
+                    guard examining.remove(path) != nil else { return }
+                    consider(path, ifname: name)
+                }
+            }
         case "InterfaceRemoved":
             let arguments = message.arguments()
             guard arguments.count == 1, let path = arguments[0].objectPath else {
@@ -211,6 +265,8 @@ public final class WPASupplicantScanner: AccessPointScanner {
     }
 
     private func removeInterface(_ path: ObjectPath) {
+        examining.remove(path)
+        p2pDevices.remove(path)
         guard let index = known.firstIndex(of: path) else { return }
         known.remove(at: index)
         logger.info("wpa_supplicant no longer manages the wireless interface \(path)")

@@ -222,7 +222,7 @@ struct PositionCacheLearningTests {
         let flat = SimulatedPlace.flat(base: 100)
         let selection = AccessPointSelection()
         for second in stride(from: 0.0, to: 3_600, by: 10) {
-            let wander = Double(generator.next() % 21) - 10
+            let wander = Double(generator.next() % 11) - 5
             cache.learn(
                 latitude: 48 + wander * metre, longitude: 11, accuracy: 8 + Double(generator.next() % 10),
                 scan: selection.usable(flat.scan(using: &generator)), now: WiFiFixtures.wall(second))

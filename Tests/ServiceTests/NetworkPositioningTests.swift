@@ -32,13 +32,14 @@ final class NetworkPositioningRig: @unchecked Sendable {
     /// `extra` is appended to the configuration; `ip` enables IP positioning against the same server; `wifi`
     /// false leaves wpa_supplicant off the bus.
     @concurrent
-    static func make(extra: String = "", ip: Bool = false, wifi: Bool = true, directory: URL? = nil) async throws
-        -> NetworkPositioningRig
+    static func make(extra: String = "", ip: Bool = false, wifi: Bool = true, submission nick: String? = nil)
+        async throws -> NetworkPositioningRig
     {
-        try NetworkPositioningRig(extra: extra, ip: ip, wifi: wifi)
+        try NetworkPositioningRig(extra: extra, ip: ip, wifi: wifi, submission: nick)
     }
 
-    private init(extra: String, ip: Bool, wifi: Bool) throws {
+    /// `submission` turns contributing on, with that nickname.
+    private init(extra: String, ip: Bool, wifi: Bool, submission: String?) throws {
         authority = try TestCertificateAuthority.make()
         server = try IchnaeaServer(certificates: authority, latitude: 52.5163, longitude: 13.3777, accuracy: 42)
         let bus = try PrivateBus(extraPolicy: WPASupplicantMock.busPolicy + NetworkManagerMock.busPolicy)
@@ -49,6 +50,9 @@ final class NetworkPositioningRig: @unchecked Sendable {
             [wifi]
             enable=true
             url=\(server.url())
+            submit-data=\(submission != nil)
+            submission-url=\(server.url("/v2/geosubmit"))
+            submission-nick=\(submission ?? "")
 
             [ip]
             enable=\(ip)
@@ -232,6 +236,45 @@ struct NetworkPositioningTests {
 
     @concurrent
     private func accept(_ server: NMEASocketServer) async throws { try server.accept() }
+
+    @Test func contributingSendsAPreciseFixWithTheAccessPointsAtMostOnceAMinute() async throws {
+        let socketDirectory = try TemporaryDirectory.make(prefix: "whereabouts-nmea")
+        defer { try? FileManager.default.removeItem(at: socketDirectory) }
+        let nmea = try NMEASocketServer(path: socketDirectory.appendingPathComponent("nmea.sock").path)
+        let rig = try await NetworkPositioningRig.make(
+            extra: "\n[network-nmea]\nenable=true\nnmea-socket=\(nmea.path)\n", submission: "tester")
+        defer { rig.stop() }
+        try rig.server.setResponse(path: "/v2/geosubmit", .answer(status: 200, body: "{}"))
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 8)
+        try await accept(nmea)
+        for second in 0..<8 {
+            nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        try await eventually("a submission") { try rig.server.requests.contains { $0.path == "/v2/geosubmit" } }
+        // More fixes and a second scan within the minute: still one submission.
+        try rig.wpa!.scan("wlan0")
+        for second in 8..<12 {
+            nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        let submissions = try rig.server.requests.filter { $0.path == "/v2/geosubmit" }
+        #expect(submissions.count == 1, "\(submissions.count) submissions within a minute")
+        let submission = try #require(submissions.first)
+        #expect(submission.header("X-Nickname") == "tester")
+        let body = try jsonObject(submission)
+        let item = try #require((body["items"] as? [[String: Any]])?.first)
+        let position = try #require(item["position"] as? [String: Any])
+        #expect(abs((position["latitude"] as? Double ?? 0) - 48.0) < 0.001)
+        #expect((position["accuracy"] as? Double ?? 1000) <= 100)
+        let sent = try #require(item["wifiAccessPoints"] as? [[String: Any]])
+        #expect(sent.compactMap { $0["macAddress"] as? String } == NetworkPositioningRig.usableAddresses)
+        #expect(sent.compactMap { $0["ssid"] as? String } == ["home", "neighbour", "cafe"])
+        #expect(try await rig.provider("wifi", app).details["submissions"] == .uint32(1))
+    }
 
     /// Each bad answer or failure leaves the daemon serving (a fresh `GetClient` answers), gives no fix and a
     /// clear state in `Providers` and line in the log.

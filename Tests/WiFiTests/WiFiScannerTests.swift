@@ -90,6 +90,36 @@ struct WiFiScannerTests {
         await scanner.stop()
     }
 
+    @Test func p2pDeviceInterfacesAreLeftOut() async throws {
+        let stand = try Stand()
+        defer { stand.stop() }
+        let wpa = try WPASupplicantMock(bus: stand.bus, interfaces: ["wlan0", "p2p-dev-wlan0"])
+        defer { wpa.stop() }
+        try wpa.setScanResults("wlan0", [.init(bssid: octets(1), ssid: "a", signal: -50)])
+        try wpa.setScanResults("p2p-dev-wlan0", [.init(bssid: octets(7), ssid: "direct", signal: -30)])
+        let connection = try await stand.connect()
+        defer { Task { @BusActor in connection.close() } }
+        let recorder = await BusActor.run {
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+        }
+        let scanner = await recorder.scanner
+        await scanner.ready()
+        #expect(await scanner.interfaces.map(\.rawValue) == [try wpa.path(of: "wlan0")])
+        await scanner.start(interval: .seconds(60))
+        #expect(bssids(try await recorder.scan(1)) == [bssid(1)])
+
+        // Hot-plugged: a P2P device, then a radio, whose arrival is the event waited for.
+        try wpa.addInterface("p2p-dev-wlan1")
+        let wlan1 = try wpa.addInterface("wlan1")
+        try await recorder.waitUntil("wlan1 to be added") { scanner.interfaces.count == 2 }
+        #expect(await scanner.interfaces.map(\.rawValue) == [try wpa.path(of: "wlan0"), wlan1])
+        _ = try await recorder.scan(2)
+        #expect(try wpa.scanCount("p2p-dev-wlan0") == 0)
+        #expect(try wpa.scanCount("p2p-dev-wlan1") == 0)
+        #expect(stand.logger.contains("P2P device p2p-dev-wlan1", at: .info), "\(stand.logger.text)")
+        await scanner.stop()
+    }
+
     @Test func nothingIsScannedWhileStopped() async throws {
         let stand = try Stand()
         defer { stand.stop() }

@@ -13,6 +13,10 @@
 /// ``learnedAccuracyFloor``: the fix was precise, but the scan only says the machine is within Wi-Fi range of
 /// where the fix was taken.
 ///
+/// **Storing.** ``store(latitude:longitude:accuracy:for:now:)`` keeps a service answer, replacing an earlier
+/// answer for nearly the same access points; ``learn(latitude:longitude:accuracy:scan:now:)`` keeps a place
+/// measured by a satellite fix, refreshing the learnt place it is already known as.
+///
 /// **Age.** An entry older than its origin's maximum age is neither returned nor kept: ``networkMaximumAge``
 /// (30 days) for answers, since the service's view of an access point can change as others submit,
 /// ``learnedMaximumAge`` (90 days) for places learnt on this machine, which were measured here. An entry stored

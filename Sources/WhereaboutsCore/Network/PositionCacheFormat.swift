@@ -1,13 +1,15 @@
 /// The position cache as text, one entry a line, least recently used first:
 ///
 ///     whereabouts-position-cache 1
-///     network 1700000000000000 48.137154 11.576124 35 aa:bb:cc:dd:ee:01=-48 aa:bb:cc:dd:ee:02=-71
-///     learned 1700000360000000 48.1372 11.5761 6.5 aa:bb:cc:dd:ee:01=-52 aa:bb:cc:dd:ee:07=-80
+///     network 1700000000000000 48.137154 11.576124 35 00:1a:2b:00:00:01=-48 00:1a:2b:00:00:02=-71
+///     learned 1700000360000000 48.1372 11.5761 6.5 00:1a:2b:00:00:01=-52 00:1a:2b:00:00:07=-80
 ///
 /// Fields are separated by one space: the origin (`network` or `learned`), the time stored in microseconds since
-/// 1970, latitude and longitude in degrees, the accuracy in metres, then 2 to
-/// ``PositionCache/maximumAccessPointsPerEntry`` access points as a lower-case BSSID, `=`, and the signal in dBm.
-/// Numbers are written so they read back exactly. The text ends with a line break.
+/// 1970, latitude and longitude in degrees, the accuracy in metres (above 0 and at most
+/// ``PositionCache/maximumAccuracy`` for an answer, 0 or more and below ``PositionCache/learnAccuracyBelow`` for a
+/// learnt place), then 2 to ``PositionCache/maximumAccessPointsPerEntry`` access points, each a lower-case BSSID,
+/// `=` and the signal in dBm (−100…−10). Numbers are written so they read back exactly. The text ends with a line
+/// break.
 extension PositionCache {
     /// The first line's words before the version.
     public static let formatName = "whereabouts-position-cache"

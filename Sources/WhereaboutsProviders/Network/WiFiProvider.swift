@@ -61,7 +61,7 @@ public final class WiFiProvider: LocationProvider {
     private var lookupInFlight = false
     private var currentScanKnown = false
     private var pendingSave: TimerID?
-    private var lastScan: (usable: [AccessPoint], at: MonotonicTime, wall: WallTime)?
+    private var lastScan: (usable: [AccessPoint], at: MonotonicTime)?
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
     private var lastDelivered: (fix: Fix, at: MonotonicTime)?
 
@@ -132,26 +132,28 @@ public final class WiFiProvider: LocationProvider {
         guard fix.provider.isSatellite, !fix.isSimulated else { return }
         let now = clock.monotonicNow
         lastSatelliteFix = (fix, now)
-        if let scan = lastScan, now - scan.at <= Self.pairingWindow { pair(fix, with: scan.usable, scannedAt: scan.wall) }
+        if let scan = lastScan, now - scan.at <= Self.pairingWindow { pair(fix, with: scan.usable, scanAge: now - scan.at) }
     }
 
-    private func pair(_ fix: Fix, with usable: [AccessPoint], scannedAt: WallTime) {
+    /// Takes `fix` and the scan made `scanAge` before it was received (negative: after) as one place. The scan's
+    /// time is given on the fix's clock, so that a receiver whose clock is off still pairs.
+    private func pair(_ fix: Fix, with usable: [AccessPoint], scanAge: Duration) {
         if cache.learn(
             latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.horizontalAccuracy, scan: usable,
             now: clock.wallNow)
         {
             scheduleLearnedSave()
         }
-        submitter?.offer(fix, usable: usable, scannedAt: scannedAt)
+        submitter?.offer(fix, usable: usable, scannedAt: fix.timestamp.advanced(by: .zero - scanAge))
     }
 
     private func scanned(_ seen: [AccessPoint]) {
         guard started else { return }
         let now = clock.monotonicNow
         let usable = selection.usable(seen)
-        lastScan = (usable, now, clock.wallNow)
+        lastScan = (usable, now)
         if let satellite = lastSatelliteFix, now - satellite.at <= Self.pairingWindow {
-            pair(satellite.fix, with: usable, scannedAt: clock.wallNow)
+            pair(satellite.fix, with: usable, scanAge: satellite.at - now)
         }
         let knewScan = currentScanKnown
         defer { if currentScanKnown != knewScan { onAvailabilityChanged?() } }
