@@ -67,6 +67,11 @@ let package = Package(
         .executableTarget(name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
         // whereaboutsd and GeoClue 2.6 side by side under load (make bench): .build/release/wbload.
         .executableTarget(name: "wbload", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
+        // Network positioning figures (make bench): .build/release/wbnet.
+        .executableTarget(
+            name: "wbnet",
+            dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore", "WhereaboutsProviders"],
+            swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore"], swiftSettings: strict),

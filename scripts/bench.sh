@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
-# the release products, runs wbbench for the gpsd path (whereaboutsd only) and wbload for both services, and
+# the release products, runs wbbench for the gpsd path and wbnet for network positioning (whereaboutsd only) and
+# wbload for both services, and
 # prints the table and the JSON; both are kept in build/bench/. BENCH_SOAK_SECONDS (600) sets the length of the
 # 1 fix/s soak with 1000 clients; a shorter one gives a quick run. Not a test: figures for the README.
 set -euo pipefail
@@ -8,8 +9,8 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_swift
-ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 "${BUILD_PACKAGES[@]}"
-for product in wbbench wbload; do
+ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 python3-dbusmock openssl "${BUILD_PACKAGES[@]}"
+for product in wbbench wbload wbnet; do
     swift build -c release --product "$product" >&2
 done
 bin=$(swift build -c release --show-bin-path)
@@ -23,5 +24,7 @@ out=build/bench
 mkdir -p "$out"
 echo "bench: gpsd path (wbbench)..." >&2
 "$bin/wbbench" --reports 200 | tee "$out/wbbench.txt" >&2
+echo "bench: network positioning (wbnet)..." >&2
+"$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"

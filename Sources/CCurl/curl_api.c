@@ -232,8 +232,8 @@ int wb_http_post(
     details[0] = 0;
     const void *body = request->body != NULL ? (const void *)request->body : (const void *)"";
     long timeout = request->timeout_ms < 1 ? 1L : request->timeout_ms;
-    wb_curl_off_t largest =
-        request->maximum_response_bytes > (size_t)INT64_MAX ? INT64_MAX : (wb_curl_off_t)request->maximum_response_bytes;
+    size_t limit = request->maximum_response_bytes;
+    wb_curl_off_t largest = limit > (size_t)INT64_MAX ? INT64_MAX : (wb_curl_off_t)limit;
     wb_curl_code code = WB_CURLE_OK;
     const char *rejected = NULL;
     SET(WB_CURLOPT_ERRORBUFFER, details)

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// By default a POST to ``geolocatePath`` is answered as Ichnaea does, with 200 and
 /// `{"location":{"lat":…,"lng":…},"accuracy":…}` (``setLocation(latitude:longitude:accuracy:)`` changes it), or
-/// with 400 and Ichnaea's parse error when the body is not a JSON object; any other request gets a 404.
+/// with 400 and Ichnaea's parse error when the body is not a JSON object; a POST to ``geosubmitPath`` with 200 and
+/// `{}`, or the parse error when the body is not a JSON object with an `items` list; any other request gets a 404.
 /// ``setResponse(path:_:)`` overrides a path: any status and body, an answer that never comes, a huge body, or a
 /// connection dropped without an answer. Changes apply from the next request on.
 public final class IchnaeaServer: @unchecked Sendable {
@@ -15,6 +16,8 @@ public final class IchnaeaServer: @unchecked Sendable {
     public static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/ichnaea_server.py")
     /// Ichnaea's geolocation endpoint.
     public static let geolocatePath = "/v1/geolocate"
+    /// Ichnaea's endpoint for contributed observations.
+    public static let geosubmitPath = "/v2/geosubmit"
     /// The body of Ichnaea's 404 when it has no location for a query.
     public static let notFoundBody =
         #"{"error": {"errors": [{"domain": "geolocation", "reason": "notFound", "message": "Not found"}], "code": 404, "message": "Not found"}}"#
@@ -46,7 +49,9 @@ public final class IchnaeaServer: @unchecked Sendable {
 
     /// A request header.
     public struct Header: Sendable, Equatable {
+        /// The name, as the client spelled it.
         public let name: String
+        /// The value.
         public let value: String
     }
 

@@ -118,8 +118,21 @@ struct CurlTransportTests {
         let unparsable = try await transport.post(HTTPRequest(url: server.url(), body: Array("{".utf8))).get()
         #expect(unparsable.status == 400)
         #expect(String(decoding: unparsable.body, as: UTF8.self).contains("parseError"))
+        // Ichnaea's answers to submissions.
+        let submission = #"{"items":[{"timestamp":1700000000000,"position":{"latitude":1,"longitude":2}}]}"#
+        let accepted = try await transport.post(
+            HTTPRequest(url: server.url(IchnaeaServer.geosubmitPath), body: Array(submission.utf8))
+        ).get()
+        #expect(accepted == HTTPResponse(status: 200, body: Array("{}".utf8)))
+        let refused = try await transport.post(
+            HTTPRequest(url: server.url(IchnaeaServer.geosubmitPath), body: Array("{}".utf8))
+        ).get()
+        #expect(refused.status == 400)
         // No redirect was followed.
-        #expect(try server.requests.map(\.path) == ["/v1/geolocate", "/broken", "/moved", "/v1/geolocate"])
+        #expect(
+            try server.requests.map(\.path) == [
+                "/v1/geolocate", "/broken", "/moved", "/v1/geolocate", "/v2/geosubmit", "/v2/geosubmit",
+            ])
     }
 
     @Test func theBodyAndHeadersAreSentAsGiven() async throws {

@@ -21,9 +21,10 @@ Answers follow --control, a JSON file read again for every request (replace it a
 A path (without the query) found in "responses" is answered as it says: "respond" with that status, body and
 headers; "hang" never answers (the connection stays open); "huge" sends that many bytes, with or without a
 Content-Length (without, the end of the body is the end of the connection); "close" drops the connection without
-an answer. Otherwise a POST to /v1/geolocate is answered as Ichnaea answers it: 200 with "location" (the
-defaults, or the control file's), or 400 with Ichnaea's parse error when the body is not a JSON object; anything
-else is a 404.
+an answer. Otherwise a POST is answered as Ichnaea answers it: to /v1/geolocate, 200 with "location" (the
+defaults, or the control file's) or 400 with Ichnaea's parse error when the body is not a JSON object; to
+/v2/geosubmit, 200 with {} or 400 with the parse error when the body is not a JSON object with an "items" list.
+Anything else is a 404.
 
 Only the Python standard library is used (Debian's /usr/bin/python3 is enough).
 """
@@ -39,6 +40,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 GEOLOCATE = "/v1/geolocate"
+GEOSUBMIT = "/v2/geosubmit"
 PARSE_ERROR = {
     "error": {
         "errors": [{"domain": "global", "reason": "parseError", "message": "Parse Error"}],
@@ -164,15 +166,18 @@ class Handler(BaseHTTPRequestHandler):
                          answer.get("headers", {}))
 
     def default(self, path, body, control):
-        if path != GEOLOCATE or self.command != "POST":
+        if path not in (GEOLOCATE, GEOSUBMIT) or self.command != "POST":
             self.respond_json(404, NOT_FOUND)
             return
         try:
             query = json.loads(body.decode("utf-8")) if body else {}
         except (UnicodeDecodeError, ValueError):
             query = None
-        if not isinstance(query, dict):
+        if not isinstance(query, dict) or (path == GEOSUBMIT and not isinstance(query.get("items"), list)):
             self.respond_json(400, PARSE_ERROR)
+            return
+        if path == GEOSUBMIT:
+            self.respond_json(200, {})
             return
         location = control.get("location", {})
         self.respond_json(200, {
