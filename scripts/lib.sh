@@ -33,7 +33,7 @@ write_bus_config() {
         -e "s|@EXTRA_POLICY@||" scripts/system-bus.conf.in >"$1/bus.conf"
 }
 
-# The packages every build needs: the libdbus and libgps headers, and pkg-config to find them; the libpolkit
-# headers, for the test that holds the Polkit module's own declarations to them (the build itself does not use
-# them: libpolkit-gobject-1 is loaded at run time).
-BUILD_PACKAGES=(libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config)
+# The packages every build needs: the libdbus and libgps headers, and pkg-config to find them; the libpolkit and
+# libcurl headers, for the tests that hold the Polkit and HTTP modules' own declarations to them (the build itself
+# does not use them: libpolkit-gobject-1 and libcurl are loaded at run time).
+BUILD_PACKAGES=(libdbus-1-dev libgps-dev libpolkit-gobject-1-dev libcurl4-openssl-dev pkg-config)

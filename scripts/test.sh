@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test: installs what the tests need (as root, on Debian 12), builds, runs the whole suite, replays every
 # fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
-# suite starts its own private dbus-daemon, polkitd, gpsd, logind mock and GeoClue 2.6 and the real whereaboutsd;
+# suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager stand-ins, a
+# loopback HTTPS Ichnaea server, GeoClue 2.6 and the real whereaboutsd;
 # it never touches the machine's system bus. A skipped test fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,7 @@ cd "$(dirname "$0")/.."
 
 ensure_swift
 ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
+    libcurl4 ca-certificates openssl \
     "${BUILD_PACKAGES[@]}"
 swift build --build-tests
 log=$(mktemp)
