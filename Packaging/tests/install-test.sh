@@ -135,7 +135,10 @@ for cap in CapInh CapPrm CapEff CapBnd CapAmb; do [ "$(status $cap)" = 000000000
 [ "$(status Seccomp)" = 2 ] || fail "no seccomp filter"
 [ "$(stat -c '%U %a' /var/lib/whereabouts)" = "whereabouts 750" ] || fail "state directory: $(stat -c '%U %a' /var/lib/whereabouts)"
 systemd-analyze verify --man=no /lib/systemd/system/$UNIT || fail "systemd-analyze verify"
-systemd-analyze security --no-pager $UNIT | tail -n 1
+exposure=$(systemd-analyze security --no-pager $UNIT | tail -n 1)
+echo "$exposure"
+awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) { exit !($i <= 2.0) }; exit 1}' <<<"$exposure" \
+    || fail "systemd-analyze security rates the unit above 2.0: $exposure"
 
 step "the shipped configuration enables gpsd, Wi-Fi and IP positioning, and nothing is sent without a client"
 providers=$(bus get-property $GC $MP io.github.whereabouts1.Manager Providers)

@@ -6,8 +6,8 @@ import WhereaboutsProviders
 import WhereaboutsStorage
 import WiFi
 
-/// The network providers of `[network]`, `[wifi]` and `[ip]`, sharing one HTTP transport (libcurl, loaded at
-/// the first request, so a daemon whose clients never need the network never loads it).
+/// The network providers of `[network]`, `[wifi]` and `[ip]`, asking through libcurl, loaded at the first request,
+/// so that a daemon whose clients never need the network never loads it.
 @BusActor
 enum NetworkPositioning {
     /// The Wi-Fi and IP providers the configuration enables, and the Wi-Fi one again, to be told of satellite
@@ -23,7 +23,10 @@ enum NetworkPositioning {
         if case .unsupported(let method) = network.ip.method, network.ip.enabled {
             logger.notice("[ip] method=\(method) is not supported (only ichnaea is); IP positioning is off")
         }
-        let transport = CurlTransport(userAgent: userAgent(), caFile: network.caFile)
+        // One transport (one thread, made at its first request) per provider, so that a hung Wi-Fi lookup never
+        // holds an IP lookup in its queue.
+        let agent = userAgent()
+        let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
         var providers: [any LocationProvider] = []
         var wifi: WiFiProvider?
         if network.wifiEnabled {
@@ -54,8 +57,8 @@ enum NetworkPositioning {
         if network.ipEnabled {
             providers.append(
                 IPProvider(
-                    transport: transport, url: network.ipLocateURL, accuracy: network.ip.accuracy, clock: clock,
-                    logger: logger))
+                    transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
+                    accuracy: network.ip.accuracy, clock: clock, logger: logger))
             logger.info("IP positioning: city-level lookups at \(network.ipLocateURL)")
         }
         return (providers, wifi)
