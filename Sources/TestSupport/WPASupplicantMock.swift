@@ -204,7 +204,8 @@ public final class WPASupplicantMock: @unchecked Sendable {
         return result.output
     }
 
-    static func busctl(_ bus: PrivateBus, _ arguments: [String]) throws -> CommandResult {
+    /// Runs `busctl --address=BUS ARGUMENTS`.
+    public static func busctl(_ bus: PrivateBus, _ arguments: [String]) throws -> CommandResult {
         try Unprivileged.run(
             [try Executables.find("busctl").path, "--address=\(bus.address)"] + arguments, asUser: nil,
             environment: bus.environment, in: bus.directory, timeout: 20)

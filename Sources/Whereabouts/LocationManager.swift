@@ -462,7 +462,7 @@ public struct ServiceStatus: Sendable {
         public var running: Bool
         /// Texts by name: `backend`, `reason`, `last-outcome`, `last-source`, `last-message`.
         public var texts: [String: String]
-        /// Counts by name: `requests`, `submissions`.
+        /// Counts by name: `requests`, `submissions`, `cached-answers`, `learned-places`.
         public var counts: [String: UInt32]
         /// Times by name, in Unix milliseconds: `last-lookup`.
         public var times: [String: UInt64]

@@ -107,9 +107,33 @@ public final class WPASupplicantScanner: AccessPointScanner {
 
     /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
     /// only changes the interval: from the next scan, or sooner when the new interval is shorter.
+    ///
+    /// On starting, what wpa_supplicant already holds from scans of the last ``recentAge`` (its own, or another
+    /// client's) is reported at once, before the first scan of ours ends: a passive scan takes seconds, and a
+    /// known place is then located from the cache without waiting for it.
     public func start(interval: Duration) {
         guard schedule.start(interval: interval) else { return }
+        reportRecent()
         beginRound()
+    }
+
+    /// How recently an access point must have been seen to be reported on starting.
+    public static let recentAge: Duration = .seconds(30)
+
+    private func reportRecent() {
+        guard let owner = follower.owner, !known.isEmpty else { return }
+        let interfaces = known
+        let generation = loadGeneration
+        BusActor.task { [self] in
+            var union = AccessPointUnion()
+            for interface in interfaces {
+                let points = await accessPoints(of: interface, owner: owner) ?? []
+                union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
+            }
+            // Nothing is reported once stopped, or for a wpa_supplicant that has left meanwhile.
+            guard schedule.isStarted, generation == loadGeneration, !union.accessPoints.isEmpty else { return }
+            onScan?(union.accessPoints)
+        }
     }
 
     /// Stops scanning: the timer is cancelled and any `ScanDone` is ignored. Interfaces are still followed.

@@ -57,6 +57,9 @@ enum Format {
             if let submissions = provider.counts["submissions"], submissions > 0 { text += ", \(submissions) contribution\(submissions == 1 ? "" : "s")" }
             text += "\n"
         }
+        if let answers = provider.counts["cached-answers"], let learned = provider.counts["learned-places"] {
+            text += "  known on this machine: \(answers) cached answer\(answers == 1 ? "" : "s"), \(learned) learned place\(learned == 1 ? "" : "s")\n"
+        }
         if let time = provider.times["last-lookup"], let outcome = provider.texts["last-outcome"] {
             text += "  last lookup: \(isoTime(Int64(time) * 1000)), \(outcome)"
             if let source = provider.texts["last-source"] { text += " from \(source)" }

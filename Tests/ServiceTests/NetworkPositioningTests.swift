@@ -209,9 +209,12 @@ struct NetworkPositioningTests {
         let exact = try await GeoClueTestClient(bus: rig.bus)
         let client = try await exact.startedClient(level: 8)
         try await accept(nmea)
-        // Satellite fixes at 48.0 N 11.0 E (HDOP 0.9: about 6 m), around the first scan.
-        for second in 0..<8 {
+        // Satellite fixes at 48.0 N 11.0 E (HDOP 0.9: about 6 m), four a second, until a scan came with one.
+        var second = 0
+        while try await rig.provider("wifi", exact).details["learned-places"] != .uint32(1) {
+            try #require(second < 120, "no place learned in 30 s of fixes")
             nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            second += 1
             try await Task.sleep(for: .milliseconds(250))
         }
         _ = try await exact.waitForUpdates(1)
@@ -250,15 +253,19 @@ struct NetworkPositioningTests {
         defer { app.close() }
         _ = try await app.startedClient(level: 8)
         try await accept(nmea)
-        for second in 0..<8 {
+        // Fixes four a second until a scan came with one and was submitted.
+        var second = 0
+        while try !rig.server.requests.contains(where: { $0.path == "/v2/geosubmit" }) {
+            try #require(second < 120, "nothing submitted in 30 s of fixes")
             nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            second += 1
             try await Task.sleep(for: .milliseconds(250))
         }
-        try await eventually("a submission") { try rig.server.requests.contains { $0.path == "/v2/geosubmit" } }
-        // More fixes and a second scan within the minute: still one submission.
+        // More fixes and another scan within the minute: still one submission.
         try rig.wpa!.scan("wlan0")
-        for second in 8..<12 {
+        for _ in 0..<8 {
             nmea.write(Array(nmeaTrack(count: 1, startSecond: second).utf8))
+            second += 1
             try await Task.sleep(for: .milliseconds(250))
         }
         let submissions = try rig.server.requests.filter { $0.path == "/v2/geosubmit" }
@@ -378,6 +385,22 @@ struct NetworkPositioningTests {
         _ = try await app.waitForUpdates(1, timeout: .seconds(10))
         #expect(try await app.availableLevel() == 6)
         #expect(rig.harness.daemonLog.contains("answers again"))
+    }
+
+    @Test func aServerNothingListensOnIsUnreachable() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        rig.server.stop()
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        var row = try await rig.provider("wifi", app)
+        while row.details["last-outcome"] == nil { row = try await rig.provider("wifi", app) }
+        #expect(row.details["last-outcome"] == .string("failed"))
+        #expect(row.details["last-message"]?.string?.hasPrefix("cannot connect") == true, "\(row.details)")
+        #expect(row.details["reason"] == .string("service-unreachable") && !row.available)
+        #expect(app.locationUpdates.isEmpty)
     }
 
     @Test func ipPositioningServesCityClientsLabelledAsSuch() async throws {

@@ -150,22 +150,22 @@ struct WiFiScannerTests {
         #expect(try wpa.scanCount("wlan0") == 2)
         #expect(await subject.scans.isEmpty, "a scanner that was never started reports nothing")
 
-        // Started for two rounds, then stopped.
+        // Started for two rounds, then stopped; what wpa_supplicant held on starting is reported first.
         await BusActor.run {
-            subject.stopAtScan = 2
+            subject.stopAtScan = 3
             subject.scanner.start(interval: .milliseconds(300))
         }
-        _ = try await subject.scan(2)
+        _ = try await subject.scan(3)
         #expect(try wpa.scanCount("wlan0") == 4)
 
-        // The witness's next two rounds take longer than the subject's interval.
+        // The witness's next two rounds (after what is held) take longer than the subject's interval.
         await BusActor.run {
-            witness.stopAtScan = 4
+            witness.stopAtScan = 5
             witness.scanner.start(interval: .milliseconds(300))
         }
-        _ = try await witness.scan(4)
+        _ = try await witness.scan(5)
         #expect(try wpa.scanCount("wlan0") == 6, "the stopped scanner asked for no scan")
-        #expect(await subject.scans.count == 2, "and reported none of the witness's")
+        #expect(await subject.scans.count == 3, "and reported none of the witness's")
     }
 
     @Test func aRefusedScanStillReportsTheOtherInterface() async throws {
@@ -239,6 +239,44 @@ struct WiFiScannerTests {
         #expect(bssids(try await recorder.scan(2)) == [bssid(2)])
         #expect(try wpa.scanCount("wlan0") == 2, "one scan of ours, one of the other client's")
         await scanner.stop()
+    }
+
+    @Test func whatWPASupplicantAlreadyHoldsIsReportedOnStarting() async throws {
+        let stand = try Stand()
+        defer { stand.stop() }
+        let wpa = try WPASupplicantMock(bus: stand.bus, interfaces: ["wlan0"], scanDelay: 100)
+        defer { wpa.stop() }
+        // Another client's scan leaves wpa_supplicant holding access point 1, seen just now, and 2, seen 40 s ago.
+        try wpa.setScanResults("wlan0", [
+            .init(bssid: octets(1), ssid: "recent", signal: -50, age: 2),
+            .init(bssid: octets(2), ssid: "stale", signal: -55, age: 40),
+        ])
+        try wpa.scan("wlan0")
+        try await eventuallyHolds(wpa, count: 2)
+        // Our own scan will find access point 3 only.
+        try wpa.setScanResults("wlan0", [.init(bssid: octets(3), ssid: "new", signal: -45)])
+        let connection = try await stand.connect()
+        defer { Task { @BusActor in connection.close() } }
+        let recorder = await BusActor.run {
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+        }
+        let scanner = await recorder.scanner
+        await scanner.ready()
+        await scanner.start(interval: .seconds(60))
+        #expect(bssids(try await recorder.scan(1)) == [bssid(1)], "what is held, without what is stale, comes first")
+        #expect(bssids(try await recorder.scan(2)) == [bssid(3)], "then our scan")
+        await scanner.stop()
+    }
+
+    /// Waits until the stand-in's wlan0 holds `count` BSSs.
+    @concurrent
+    private func eventuallyHolds(_ wpa: WPASupplicantMock, count: Int) async throws {
+        let path = try wpa.path(of: "wlan0")
+        try await eventually("wlan0 to hold \(count) BSSs") {
+            let output = try WPASupplicantMock.busctl(
+                wpa.bus, ["get-property", WPASupplicantMock.busName, path, "fi.w1.wpa_supplicant1.Interface", "BSSs"])
+            return output.output.hasPrefix("ao \(count) ")
+        }
     }
 
     @Test func aShorterIntervalTakesEffectBeforeTheLongerOneRunsOut() async throws {

@@ -103,6 +103,9 @@ public final class WiFiProvider: LocationProvider {
         details["backend"] = .text(scanner.backend)
         if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         if let submitter { details["submissions"] = .count(submitter.submissions) }
+        let learned = cache.entries.count { $0.origin == .learned }
+        details["learned-places"] = .count(UInt32(learned))
+        details["cached-answers"] = .count(UInt32(cache.count - learned))
         return details
     }
 
