@@ -119,9 +119,31 @@ public final class NetworkManagerScanner: AccessPointScanner {
 
     /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
     /// only changes the interval: from the next scan, or sooner when the new interval is shorter.
+    ///
+    /// On starting, the access points NetworkManager saw in the last ``recentAge`` are reported at once, before
+    /// the first scan ends, so that a known place is located from the cache without waiting for it.
     public func start(interval: Duration) {
         guard schedule.start(interval: interval) else { return }
+        reportRecent()
         beginRound()
+    }
+
+    /// How recently an access point must have been seen to be reported on starting.
+    public static let recentAge: Duration = .seconds(30)
+
+    private func reportRecent() {
+        guard let owner = follower.owner, !devices.isEmpty else { return }
+        let paths = devices.map(\.path)
+        let generation = loadGeneration
+        BusActor.task { [self] in
+            var union = AccessPointUnion()
+            for path in paths {
+                let points = await accessPoints(of: path, owner: owner) ?? []
+                union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
+            }
+            guard schedule.isStarted, generation == loadGeneration, !union.accessPoints.isEmpty else { return }
+            onScan?(union.accessPoints)
+        }
     }
 
     /// Stops scanning: timers are cancelled and scan results are ignored. Devices are still followed.

@@ -78,6 +78,17 @@ final class NetworkPositioningRig: @unchecked Sendable {
         throw TestEnvironmentError("no \(kind) provider in \(rows)")
     }
 
+    /// The `wifi` row once its first lookup has ended (the one with a `last-outcome`), within 15 s.
+    @BusActor
+    func afterFirstLookup(_ app: GeoClueTestClient) async throws -> (available: Bool, running: Bool, details: [String: DBusValue]) {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while true {
+            let row = try await provider("wifi", app)
+            if row.details["last-outcome"] != nil || ContinuousClock.now >= deadline { return row }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     func stop() {
         harness.stop()
         wpa?.stop()
@@ -111,7 +122,7 @@ struct NetworkPositioningTests {
         #expect(location["Description"] == .string("WiFi"))
         #expect(try await app.get(update.new, Self.ours, "Provider") == .string("wifi"))
 
-        let requests = (try rig.server.requests)
+        let requests = try rig.server.requests
         try #require(requests.count == 1, "\(requests)")
         let request = requests[0]
         #expect(request.method == "POST" && request.path == IchnaeaServer.geolocatePath)
@@ -151,12 +162,12 @@ struct NetworkPositioningTests {
         _ = try await city.waitForUpdates(1)
         #expect(try await rig.provider("wifi", observer).running == false)
         #expect(try rig.wpa!.scanCount("wlan0") == 0)
-        #expect((try rig.server.requests).isEmpty)
+        #expect(try rig.server.requests.isEmpty)
         // A street-level client starts it: one scan, one lookup.
         let street = try await GeoClueTestClient(bus: rig.bus)
         defer { street.close() }
         let client = try await street.startedClient(level: 6)
-        try await eventually("a lookup") { (try rig.server.requests).count == 1 }
+        try await eventually("a lookup") { try rig.server.requests.count == 1 }
         #expect(try await rig.provider("wifi", observer).running)
         // Stopping it stops the scans: the stand-in's count stays where it was once the provider is idle.
         _ = try await street.call(client, GeoClueTestClient.clientInterface, "Stop")
@@ -165,7 +176,7 @@ struct NetworkPositioningTests {
         #expect(scans >= 1)
         try rig.wpa!.scan("wlan0")
         try await Task.sleep(for: .milliseconds(300))
-        #expect((try rig.server.requests).count == 1, "a scan by someone else while stopped was looked up")
+        #expect(try rig.server.requests.count == 1, "a scan by someone else while stopped was looked up")
     }
 
     @Test func theCacheAnswersAfterARestartWithTheServerGone() async throws {
@@ -234,7 +245,7 @@ struct NetworkPositioningTests {
         #expect(location["Description"] == .string("WiFi (a place learned on this machine)"))
         #expect(location["Accuracy"] == .double(100))
         #expect(try await rig.provider("wifi", street).details["last-source"] == .string("learned"))
-        #expect((try rig.server.requests).isEmpty)
+        #expect(try rig.server.requests.isEmpty)
     }
 
     @concurrent
@@ -305,13 +316,7 @@ struct NetworkPositioningTests {
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         _ = try await app.startedClient(level: 6)
-        var row = try await rig.provider("wifi", app)
-        let deadline = ContinuousClock.now + .seconds(15)
-        while row.details["last-outcome"] == nil || row.details["last-outcome"] == .string("too-few-access-points") {
-            guard ContinuousClock.now < deadline else { break }
-            try await Task.sleep(for: .milliseconds(20))
-            row = try await rig.provider("wifi", app)
-        }
+        let row = try await rig.afterFirstLookup(app)
         #expect(row.details["last-outcome"] == .string(outcome), "\(name): \(row.details)")
         if !text.isEmpty {
             #expect(row.details["last-message"]?.string?.contains(text) == true, "\(name): \(row.details)")
@@ -335,10 +340,8 @@ struct NetworkPositioningTests {
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         _ = try await app.startedClient(level: 6)
-        try await eventually("a lookup") { (try rig.server.requests).count == 1 }
-        try await app.waitFor("the outcome") { true }
-        var row = try await rig.provider("wifi", app)
-        while row.details["last-outcome"] == nil { row = try await rig.provider("wifi", app) }
+        let row = try await rig.afterFirstLookup(app)
+        #expect(try rig.server.requests.count == 1)
         #expect(row.details["last-outcome"] == .string("not-found"))
         #expect(row.available, "a place the service does not know is no failure of the service")
         #expect(app.locationUpdates.isEmpty)
@@ -352,7 +355,7 @@ struct NetworkPositioningTests {
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         _ = try await app.startedClient(level: 6)
-        try await eventually("the lookup to reach the server") { (try rig.server.requests).count == 1 }
+        try await eventually("the lookup to reach the server") { try rig.server.requests.count == 1 }
         let other = try await GeoClueTestClient(bus: rig.bus)
         defer { other.close() }
         let started = ContinuousClock.now
@@ -395,8 +398,7 @@ struct NetworkPositioningTests {
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         _ = try await app.startedClient(level: 6)
-        var row = try await rig.provider("wifi", app)
-        while row.details["last-outcome"] == nil { row = try await rig.provider("wifi", app) }
+        let row = try await rig.afterFirstLookup(app)
         #expect(row.details["last-outcome"] == .string("failed"))
         #expect(row.details["last-message"]?.string?.hasPrefix("cannot connect") == true, "\(row.details)")
         #expect(row.details["reason"] == .string("service-unreachable") && !row.available)
@@ -417,7 +419,7 @@ struct NetworkPositioningTests {
         // Served at city level, coarsened as every fix is: never more precise than the server said.
         #expect((location["Accuracy"]?.double ?? 0) >= 25000)
         #expect(try await app.get(update.new, Self.ours, "Provider") == .string("ip"))
-        let requests = (try rig.server.requests)
+        let requests = try rig.server.requests
         #expect(requests.count == 1 && requests.first?.bodyText == "{}", "\(requests)")
         // Without wpa_supplicant or NetworkManager, Wi-Fi says why it cannot deliver.
         let wifi = try await rig.provider("wifi", app)

@@ -58,7 +58,7 @@ public enum IchnaeaOutcome: Sendable, Equatable {
         do {
             answer = try JSONValue.parse(body)
         } catch {
-            return .malformed("the answer is not JSON: \(error)")
+            return .malformed("the answer is not JSON: \(sanitised(error.description))")
         }
         guard answer.objectValue != nil else { return .malformed("the answer is \(answer.typeDescription), not an object") }
         if kind == .wifi, let fallback = answer["fallback"] {
