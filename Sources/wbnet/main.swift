@@ -82,6 +82,29 @@ func place(_ trial: Int) -> [WPASupplicantMock.BSS] {
     }
 }
 
+/// Makes the stand-in's wlan0 hold `bsses`, as after a scan someone else asked for.
+@concurrent
+func hold(_ bsses: [WPASupplicantMock.BSS], _ wpa: WPASupplicantMock) async throws {
+    try wpa.setScanResults("wlan0", bsses)
+    try wpa.scan("wlan0")
+    let path = try wpa.path(of: "wlan0")
+    let address = bsses[0].properties["BSSID"]
+    for _ in 0..<500 {
+        let output = try WPASupplicantMock.busctl(
+            wpa.bus, ["get-property", WPASupplicantMock.busName, path, "fi.w1.wpa_supplicant1.Interface", "BSSs"])
+        let paths = output.output.split(separator: " ").dropFirst(2).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"\n")) }
+        if paths.count == bsses.count, let first = paths.first {
+            let bssid = try WPASupplicantMock.busctl(
+                wpa.bus, ["get-property", WPASupplicantMock.busName, first, "fi.w1.wpa_supplicant1.BSS", "BSSID"])
+            if case .bytes(let octets)? = address, bssid.output.contains(octets.map(String.init).joined(separator: " ")) {
+                return
+            }
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw TestEnvironmentError("wlan0 does not hold the new place")
+}
+
 /// Milliseconds from `Start` to the first `LocationUpdated` of a new exact client.
 @BusActor
 func firstFix(_ harness: DaemonHarness) async throws -> Double? {
@@ -123,7 +146,8 @@ func run(trials: Int) async throws {
     var fromServer: [Double] = []
     var fromCache: [Double] = []
     for trial in 0..<trials {
-        try wpa.setScanResults("wlan0", place(trial))
+        // wpa_supplicant holds a new place from someone else's scan, which the daemon reads on starting.
+        try await hold(place(trial), wpa)
         if let time = try await firstFix(harness) { fromServer.append(time) }
         if let time = try await firstFix(harness) { fromCache.append(time) }
     }
@@ -136,7 +160,7 @@ func run(trials: Int) async throws {
             roundTrips.append(milliseconds(monotonicNanoseconds() - started))
         }
     }
-    print("\n2. Start → first fix, exact client, scan answered at once (a real passive scan adds 1–4 s before either)")
+    print("\n2. Start → first fix, exact client, wpa_supplicant holding a recent scan (read on starting; no wait for a scan of ours)")
     print("   from the cache:           \(summary(fromCache))   target ≤ 50 ms")
     print("   from the loopback server: \(summary(fromServer))")
     print("   of which HTTPS round trip alone (libcurl, new connection each): \(summary(roundTrips))")
