@@ -110,7 +110,7 @@ bench:
 # The targets are built by swiftc directly, one module at a time, in the order of Package.swift's dependencies:
 # the library modules with ASan and libFuzzer's coverage instrumentation, each target linked with libFuzzer's main.
 
-FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus
+FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache
 FUZZ_SECONDS ?= 60
 FUZZ_OUT     := .build/fuzz
 FUZZ_SWIFTC  := $(SWIFT_BIN)/swiftc
@@ -128,18 +128,22 @@ FUZZ_MODULES_grants          := WhereaboutsCore
 FUZZ_MODULES_static-location := WhereaboutsCore
 FUZZ_MODULES_gpsd            := WhereaboutsCore Loop WhereaboutsProviders CGPSD GPSD
 FUZZ_MODULES_dbus            := WhereaboutsCore Loop DBus
+FUZZ_MODULES_ichnaea         := WhereaboutsCore
+FUZZ_MODULES_position-cache  := WhereaboutsCore
 
 .PHONY: fuzz fuzz-build fuzz-regress fuzz-tools check-sanitizers
 
 fuzz-tools:
 	@. scripts/lib.sh && ensure_packages libdbus-1-dev libgps-dev pkg-config
 
-# fuzz_module NAME, DEPENDENCIES: one Swift module compiled whole into NAME.o and NAME.swiftmodule.
+# fuzz_module NAME, DEPENDENCIES: one Swift module (its sources and those one folder down) compiled whole into NAME.o
+# and NAME.swiftmodule.
 define fuzz_module
-$(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift) $(foreach dependency,$(2),$(FUZZ_OUT)/$(dependency).o)
+$(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) \
+    $(foreach dependency,$(2),$(FUZZ_OUT)/$(dependency).o)
 	@mkdir -p $(FUZZ_OUT)
 	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name $(1) -wmo -emit-module -emit-module-path $(FUZZ_OUT)/$(1).swiftmodule \
-	    -c $(wildcard Sources/$(1)/*.swift) -o $$@
+	    -c $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) -o $$@
 endef
 $(eval $(call fuzz_module,WhereaboutsCore,))
 $(eval $(call fuzz_module,Loop,))
