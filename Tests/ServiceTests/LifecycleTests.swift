@@ -19,7 +19,8 @@ struct LifecycleTests {
         try await harness.launch()
         let elapsed = ContinuousClock.now - started
         print("whereaboutsd owned org.freedesktop.GeoClue2 \(elapsed.seconds) s after exec")
-        #expect(elapsed < .seconds(5))
+        // Tells a start from a hang on a loaded machine; how fast it starts is measured by make bench.
+        #expect(elapsed < .seconds(20))
     }
 
     @Test func exitsWhenTheBusGoesAway() async throws {

@@ -100,6 +100,10 @@ extension [AccessPoint] {
 
 /// A private bus whose policy admits the mocks, and a connection to it for the scanner under test.
 struct Stand {
+    /// The round timeout of scanners whose tests are not about it: long enough that a stand-in slowed by a
+    /// loaded machine still reports within the round, so that what a round merges does not depend on timing.
+    static let roundTimeout: Duration = .seconds(60)
+
     let bus: PrivateBus
     let logger = RecordingLogger()
 

@@ -31,7 +31,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -64,7 +64,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -100,7 +100,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -134,8 +134,8 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in other.close() } }
         let (subject, witness) = await BusActor.run {
             (
-                ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger)),
-                ScanRecorder(WPASupplicantScanner(connection: other, logger: RecordingLogger()))
+                ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)),
+                ScanRecorder(WPASupplicantScanner(connection: other, logger: RecordingLogger(), roundTimeout: Stand.roundTimeout))
             )
         }
         await subject.scanner.ready()
@@ -227,7 +227,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -258,7 +258,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -288,7 +288,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -319,7 +319,7 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -349,7 +349,7 @@ struct WiFiScannerTests {
         // only the scanner's own check of the sender keeps them out.
         _ = try await connection.subscribe(SignalMatch()) { _ in }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger))
+            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -432,7 +432,7 @@ struct WiFiScannerTests {
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
                 connection: connection, logger: stand.logger, settleDelay: .milliseconds(300))
-            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger)
+            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }
@@ -534,7 +534,7 @@ struct WiFiScannerTests {
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
                 connection: connection, logger: stand.logger, settleDelay: .milliseconds(200))
-            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger)
+            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }
