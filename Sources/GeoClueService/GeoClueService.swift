@@ -66,6 +66,10 @@ public final class GeoClueService {
 
     /// Called with the highest level any active client is served at, or nil when no client is active.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// Called when a single-shot request (`RequestLocation`) starts waiting while the providers already run: a
+    /// provider whose position is still current, but changes seldom (Wi-Fi, IP), may offer it again at once
+    /// rather than at its next change.
+    public var onFreshFixWanted: (@BusActor () -> Void)?
     /// The providers as `io.github.whereabouts1.Manager.Providers` lists them: kind, level, available, running.
     public var providerStatus: (@BusActor () -> [ProviderStatus])?
     /// Plays recorded tracks for `Simulate`; nil: the service cannot simulate.
@@ -276,6 +280,7 @@ public final class GeoClueService {
         let providersWereRunning = demand != nil
         recomputeActivity()
         if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
+        if providersWereRunning, !client.active, client.isServing { onFreshFixWanted?() }
     }
 
     /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.

@@ -21,6 +21,9 @@ public protocol LocationProvider: AnyObject {
     func stop()
     /// Told, while started, the highest level an active client is served at, whenever it changes.
     func demandChanged(_ level: AccuracyLevel)
+    /// Asked, while started, for a fix now (a single-shot request is waiting): a provider whose current position
+    /// changes seldom offers it again if it still holds; others do nothing, their next fix coming soon anyway.
+    func refresh()
     /// Why ``availableLevel`` is `.none`, as a word for `AvailabilityChanged` (`service-unreachable`, `no-wifi`);
     /// nil says nothing more than `provider-lost`.
     var unavailabilityReason: String? { get }
@@ -30,6 +33,7 @@ public protocol LocationProvider: AnyObject {
 
 extension LocationProvider {
     public func demandChanged(_ level: AccuracyLevel) {}
+    public func refresh() {}
     public var unavailabilityReason: String? { nil }
     public var details: [String: ProviderDetail] { [:] }
 }
@@ -141,6 +145,12 @@ public final class ProviderSet {
         simulation = nil
         apply()
         if availableLevel != levelBefore { onAvailableLevelChanged?(availableLevel) }
+    }
+
+    /// Asks the running providers for a fix now (``LocationProvider/refresh()``).
+    public func refresh() {
+        guard simulation == nil else { return }
+        for provider in providers where running.contains(ObjectIdentifier(provider)) { provider.refresh() }
     }
 
     /// Runs the providers that `level` (the highest level an active client is served at) calls for, and stops

@@ -67,6 +67,7 @@ enum Daemon {
         }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
         service.onDemandChanged = { providers.setDemand($0) }
+        service.onFreshFixWanted = { providers.refresh() }
         service.setAvailableLevel(providers.availableLevel)
         service.providerStatus = { providers.status }
         service.simulator = ReplaySimulator(providers: providers, clock: clock)

@@ -111,6 +111,8 @@ struct NetworkPositioningTests {
         let rig = try await NetworkPositioningRig.make()
         defer { rig.stop() }
         try await rig.launch()
+        let daemon = try #require(rig.harness.daemon)
+        #expect(!(try mapsLibcurl(daemon.pid)), "libcurl was loaded before any client needed the network")
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         // An exact client, so that the position is not coarsened to the street level's 1 km.
@@ -144,6 +146,35 @@ struct NetworkPositioningTests {
         #expect(row.details["requests"] == .uint32(1))
         #expect(row.details["last-outcome"] == .string("position") && row.details["last-source"] == .string("network"))
         #expect(row.details["backend"] == .string("wpa_supplicant"))
+        #expect(try mapsLibcurl(daemon.pid), "the lookup went through libcurl")
+    }
+
+    /// True when the process has libcurl mapped.
+    private func mapsLibcurl(_ pid: pid_t) throws -> Bool {
+        let file = try #require(FileHandle(forReadingAtPath: "/proc/\(pid)/maps"))
+        defer { try? file.close() }
+        return String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self).contains("/libcurl")
+    }
+
+    @Test func aCorruptCacheIsMovedAsideAndTheServerAskedAgain() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try write(Array("whereabouts-position-cache 1\nthis is not an entry\n".utf8), to: rig.harness.file("positions"))
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 8)
+        _ = try await app.waitForUpdates(1)
+        #expect(try rig.server.requests.count == 1)
+        let log = rig.harness.daemonLog
+        #expect(log.contains("position cache: ") && log.contains("moved it to") && log.contains("starting with an empty cache"), "\(log)")
+        let aside = try FileManager.default.contentsOfDirectory(atPath: rig.harness.directory.path)
+            .filter { $0.hasPrefix("positions.corrupt-") }
+        #expect(aside.count == 1, "\(aside)")
+        // The answer is kept again, in a new file.
+        try await eventually("the new cache on disk") {
+            (try? String(contentsOf: rig.harness.file("positions"), encoding: .utf8))?.contains("52.5163") == true
+        }
     }
 
     @Test func nothingIsScannedOrSentForClientsThatDoNotNeedWiFi() async throws {
@@ -466,6 +497,10 @@ struct NetworkPositioningTests {
         #expect(output.contains("  Wi-Fi scans: wpa_supplicant"), "\(output)")
         #expect(output.contains("  sent: 1 lookup"), "\(output)")
         #expect(output.contains(" position from network"), "\(output)")
+        // A laptop's street-level request: served by Wi-Fi, coarsened to the level's 1 km.
+        let located = try await runCLI(cli, ["locate", "--accuracy", "street", "--json"], environment: rig.bus.environment)
+        #expect(located.contains("\"horizontalAccuracy\":1000"), "\(located)")
+        #expect(located.contains("\"latitude\":52.5"), "\(located)")
     }
 
     @concurrent

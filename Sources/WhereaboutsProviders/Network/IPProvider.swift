@@ -71,6 +71,12 @@ public final class IPProvider: LocationProvider {
         timer = nil
     }
 
+    /// Offers the current answer again while it stands (younger than ``refreshInterval``).
+    public func refresh() {
+        guard started, let answer, clock.monotonicNow - answer.at < Self.refreshInterval else { return }
+        onFix?(answer.fix)
+    }
+
     private func schedule(after delay: Duration) {
         if let timer { EventLoop.main.cancel(timer) }
         timer = EventLoop.main.schedule(after: delay) { [weak self] in

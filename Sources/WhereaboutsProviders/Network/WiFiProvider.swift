@@ -127,6 +127,18 @@ public final class WiFiProvider: LocationProvider {
         if started { scanner.start(interval: scanInterval) }
     }
 
+    /// Offers the current position again, with a fresh timestamp, while the last scan is recent (within two
+    /// street-level intervals) and was located: a single-shot request is then answered at once.
+    public func refresh() {
+        guard started, currentScanKnown, let last = lastDelivered, let scan = lastScan,
+            clock.monotonicNow - scan.at <= Self.streetScanInterval * 2
+        else { return }
+        lastDelivered = nil
+        deliver(
+            latitude: last.fix.latitude, longitude: last.fix.longitude, accuracy: last.fix.horizontalAccuracy,
+            description: last.fix.description)
+    }
+
     private var scanInterval: Duration { demand >= .street ? Self.streetScanInterval : Self.coarseScanInterval }
 
     /// Takes a satellite fix that clients were given: a precise one seen together with a scan teaches the cache
@@ -241,14 +253,18 @@ public final class WiFiProvider: LocationProvider {
     }
 
     private func deliver(latitude: Double, longitude: Double, accuracy: Double, source: String) {
-        guard started else { return }
-        let now = clock.monotonicNow
         let description =
             switch source {
             case "learned": "WiFi (a place learned on this machine)"
             case "cache": "WiFi (cached)"
             default: "WiFi"
             }
+        deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, description: description)
+    }
+
+    private func deliver(latitude: Double, longitude: Double, accuracy: Double, description: String) {
+        guard started else { return }
+        let now = clock.monotonicNow
         let fix = Fix(
             latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, timestamp: clock.wallNow,
             provider: .wifi, description: description)
