@@ -52,28 +52,42 @@ extension GeoClueService {
         let stored = grants.decision(uid: uid, app: app)
         var approximate = false
         if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
-        guard let authoriser else {
+        guard let polkit else {
             let status = AuthorisationRule.statusWithoutPolkit(
                 stored: stored, configuration: permission, agentRegistered: hasAgent(uid: uid))
             return .success(Authorisation(status: status, approximate: approximate))
         }
+        // always first, from the cache or polkit; when in use only when always leaves the status open. On a cold
+        // cache that is one polkit round trip more for the first client of a key, and no check wasted after.
+        let session = await polkitSessionKey(of: busName, uid: uid)
         let details = ["app": app, "accuracy": String(level.rawValue)]
-        async let always = authoriser.check(
-            busName: busName, action: PolkitAction.always, details: details.merging(["grant": "always"]) { $1 },
-            interactive: false, timeout: Self.checkTimeout)
-        async let whenInUse = authoriser.check(
-            busName: busName, action: PolkitAction.whenInUse, details: details.merging(["grant": "when-in-use"]) { $1 },
-            interactive: false, timeout: Self.checkTimeout)
-        let answers = await (always, whenInUse)
-        switch answers {
-        case (.success(let always), .success(let whenInUse)):
-            let status = AuthorisationRule.status(
-                always: always, whenInUse: whenInUse, stored: stored, configuration: permission)
-            return .success(Authorisation(status: status, approximate: approximate))
-        case (.failure(let failure), _), (_, .failure(let failure)):
-            logger.warning("polkit: \(failure.message); denying location to '\(app)'")
-            return .failure(failure)
+        let always: PolkitAnswer
+        switch await polkit.check(
+            busName: busName, uid: uid, session: session, action: PolkitAction.always,
+            details: details.merging(["grant": "always"]) { $1 }, interactive: false, timeout: Self.checkTimeout)
+        {
+        case .success(let answer): always = answer
+        case .failure(let failure): return denied(app, failure)
         }
+        var whenInUse = PolkitAnswer.no
+        if AuthorisationRule.needsWhenInUse(always: always, stored: stored, configuration: permission) {
+            switch await polkit.check(
+                busName: busName, uid: uid, session: session, action: PolkitAction.whenInUse,
+                details: details.merging(["grant": "when-in-use"]) { $1 }, interactive: false,
+                timeout: Self.checkTimeout)
+            {
+            case .success(let answer): whenInUse = answer
+            case .failure(let failure): return denied(app, failure)
+            }
+        }
+        let status = AuthorisationRule.status(
+            always: always, whenInUse: whenInUse, stored: stored, configuration: permission)
+        return .success(Authorisation(status: status, approximate: approximate))
+    }
+
+    private func denied(_ app: String, _ failure: AuthorisationFailure) -> Result<Authorisation, AuthorisationFailure> {
+        logger.warning("polkit: \(failure.message); denying location to '\(app)'")
+        return .failure(failure)
     }
 
     /// Asks the user to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. Where the user has
@@ -117,6 +131,7 @@ extension GeoClueService {
 
     private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String) {
         grants.set(decision, uid: uid, app: app)
+        polkit?.grantsChanged(uid: uid)
         saveGrants()
         logger.notice("grants: user \(uid) \(decision.logText) '\(app)'")
     }
@@ -165,6 +180,7 @@ extension GeoClueService {
                 if uid != target { try await requireManagement(call) }
                 if grants.decision(uid: target, app: app) != nil {
                     grants.set(nil, uid: target, app: app)
+                    polkit?.grantsChanged(uid: target)
                     saveGrants()
                     logger.notice("grants: the decision of user \(target) about '\(app)' was revoked")
                 }
@@ -200,14 +216,14 @@ extension GeoClueService {
     /// Fails unless polkit grants the caller `io.github.whereabouts1.manage` (interactively when the caller allows).
     /// Without polkit (`[authorisation] polkit=false`) only root may manage.
     func requireManagement(_ call: MethodCall) async throws(DBusError) {
-        guard let authoriser else {
+        guard let polkit else {
             guard try await uid(of: call.sender) == 0 else {
                 throw .accessDenied("without polkit, only root may manage location")
             }
             return
         }
-        let answer = await authoriser.check(
-            busName: call.sender, action: PolkitAction.manage, details: [:],
+        let answer = await polkit.check(
+            busName: call.sender, uid: 0, session: nil, action: PolkitAction.manage, details: [:],
             interactive: call.message.allowsInteractiveAuthorization, timeout: Self.promptTimeout)
         switch answer {
         case .success(.yes): return

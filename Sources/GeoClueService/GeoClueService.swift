@@ -24,6 +24,8 @@ public final class GeoClueService {
     let logger: any Logger
 
     let authoriser: (any Authoriser)?
+    /// polkit's answers reused, and its checks bounded in number (``PolkitGate``); nil without polkit.
+    let polkit: PolkitGate?
     private let grantFile: GrantFile?
     let servicesSwitch: ServicesSwitchFile?
     let staticLocationFile: StaticLocationOverrideFile?
@@ -92,6 +94,7 @@ public final class GeoClueService {
         self.clock = clock
         self.logger = logger
         self.authoriser = authoriser
+        polkit = authoriser.map { PolkitGate(authoriser: $0, connection: connection, clock: clock, logger: logger) }
         self.grantFile = grantFile
         self.servicesSwitch = servicesSwitch
         self.staticLocationFile = staticLocationFile
@@ -299,6 +302,7 @@ public final class GeoClueService {
 
     /// Holds or resumes the clients whose process is in the login session at `path`.
     private func sessionChanged(_ path: ObjectPath, active: Bool) {
+        polkit?.sessionChanged(id: path.rawValue)
         inOneActivityUpdate {
             for client in clients.values where sessions.sessionPath(of: client.owner) == path {
                 client.sessionChanged(active: active)
@@ -400,6 +404,20 @@ public final class GeoClueService {
         }
         peers[name] = credentials
         return credentials
+    }
+
+    /// The login session of the connection `name` of user `uid` as a part of the key of polkit's reused answers,
+    /// or nil when logind failed or the connection left meanwhile (the answer is then not reused).
+    func polkitSessionKey(of name: String, uid: UInt32) async -> PolkitSessionKey? {
+        guard let (_, pid) = try? await credentials(of: name) else { return nil }
+        switch await sessions.session(of: name, pid: pid, uid: uid) {
+        case .failure: return nil
+        case .success(.unknown): return .unknown
+        case .success(.outside): return PolkitSessionKey.none
+        case .success(let state):
+            guard let path = sessions.sessionPath(of: name) else { return nil }
+            return .session(id: path.rawValue, active: state == .active)
+        }
     }
 
     /// The login session of the connection `name`'s process (``SessionMonitor``).

@@ -227,7 +227,10 @@ final class PolkitThread: @unchecked Sendable {
             let cancelled = error.map {
                 glib.g_error_matches($0, glib.g_io_error_quark(), WB_G_IO_ERROR_CANCELLED) != 0
             } ?? false
-            let text = cancelled ? "polkit did not answer in time" : "polkit failed: \(message(of: error))"
+            let text =
+                cancelled
+                ? "polkit did not answer in \(seconds(request.timeoutMilliseconds))"
+                : "polkit failed: \(message(of: error))"
             if let error { glib.g_error_free(error) }
             request.finish(.failure(PolkitError(message: text)))
             return
@@ -270,6 +273,11 @@ private final class CancelTimer {
     }
 
     deinit { glib.g_object_unref(UnsafeMutableRawPointer(cancellable)) }
+}
+
+/// `milliseconds` as "10 s" or "0.5 s".
+private func seconds(_ milliseconds: UInt32) -> String {
+    milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(Double(milliseconds) / 1000) s"
 }
 
 private func message(of error: UnsafeMutablePointer<GError>?) -> String {

@@ -267,6 +267,12 @@ public final class PolkitHarness: @unchecked Sendable {
         }
     }
 
+    /// Writes (or replaces) rule files while polkitd runs; polkitd notices the change, reloads its rules and
+    /// emits `Authority.Changed`.
+    public func setRules(_ rules: [String: String]) throws {
+        try setRuleFiles(rules)
+    }
+
     private func setRuleFiles(_ rules: [String: String]) throws {
         for (name, text) in rules {
             // polkitd silently ignores any other name, which would make a test pass or fail for the wrong reason.

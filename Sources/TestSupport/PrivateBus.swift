@@ -47,6 +47,9 @@ public final class PrivateBus: @unchecked Sendable {
     /// What the bus and the services it activated wrote to standard output and error.
     public var log: String { process.log }
 
+    /// The process id of the bus's `dbus-daemon`.
+    public var pid: pid_t { process.pid }
+
     /// The environment for a process that should take this bus as its system bus.
     public var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment

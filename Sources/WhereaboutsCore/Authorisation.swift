@@ -71,6 +71,19 @@ public enum AuthorisationRule {
         return .notDetermined
     }
 
+    /// False when the status is decided without polkit's answer for *when in use*: the configuration refuses the
+    /// app, *always* is yes, or *always* is a challenge met by a stored *always* grant (or `allowed=true`).
+    public static func needsWhenInUse(always: PolkitAnswer, stored: StoredDecision?, configuration: AppPermission)
+        -> Bool
+    {
+        if configuration == .disallowed || always == .yes { return false }
+        if always == .challenge {
+            if configuration == .allowed { return false }
+            if case .granted(.always, _) = stored { return false }
+        }
+        return true
+    }
+
     /// The status without polkit (`[authorisation] polkit=false`), as GeoClue decides: the configuration refusing
     /// the app gives `restricted` and `allowed=true` gives `authorisedAlways`; otherwise the user's stored decision
     /// stands; an app nobody decided about is `notDetermined` while the user has an agent, which is asked at

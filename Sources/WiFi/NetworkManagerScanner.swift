@@ -124,15 +124,16 @@ public final class NetworkManagerScanner: AccessPointScanner {
     /// the first scan ends, so that a known place is located from the cache without waiting for it.
     public func start(interval: Duration) {
         guard schedule.start(interval: interval) else { return }
-        reportRecent()
-        beginRound()
+        reportRecentThenScan()
     }
 
     /// How recently an access point must have been seen to be reported on starting.
     public static let recentAge: Duration = .seconds(30)
 
-    private func reportRecent() {
-        guard let owner = follower.owner, !devices.isEmpty else { return }
+    /// Reports what is held, then begins the first round: the lists are read before any scan of ours is asked
+    /// for, so that the report is what was held, never half of our own scan.
+    private func reportRecentThenScan() {
+        guard let owner = follower.owner, !devices.isEmpty else { return beginRound() }
         let paths = devices.map(\.path)
         let generation = loadGeneration
         BusActor.task { [self] in
@@ -141,8 +142,10 @@ public final class NetworkManagerScanner: AccessPointScanner {
                 let points = await accessPoints(of: path, owner: owner) ?? []
                 union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
             }
-            guard schedule.isStarted, generation == loadGeneration, !union.accessPoints.isEmpty else { return }
-            onScan?(union.accessPoints)
+            // Nothing more once stopped, or for a NetworkManager that has left meanwhile (its return begins a round).
+            guard schedule.isStarted, generation == loadGeneration else { return }
+            if !union.accessPoints.isEmpty { onScan?(union.accessPoints) }
+            beginRound()
         }
     }
 

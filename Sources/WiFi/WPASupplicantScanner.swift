@@ -113,15 +113,16 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// known place is then located from the cache without waiting for it.
     public func start(interval: Duration) {
         guard schedule.start(interval: interval) else { return }
-        reportRecent()
-        beginRound()
+        reportRecentThenScan()
     }
 
     /// How recently an access point must have been seen to be reported on starting.
     public static let recentAge: Duration = .seconds(30)
 
-    private func reportRecent() {
-        guard let owner = follower.owner, !known.isEmpty else { return }
+    /// Reports what is held, then begins the first round: the lists are read before any scan of ours is asked
+    /// for, so that the report is what was held, never half of our own scan.
+    private func reportRecentThenScan() {
+        guard let owner = follower.owner, !known.isEmpty else { return beginRound() }
         let interfaces = known
         let generation = loadGeneration
         BusActor.task { [self] in
@@ -130,9 +131,10 @@ public final class WPASupplicantScanner: AccessPointScanner {
                 let points = await accessPoints(of: interface, owner: owner) ?? []
                 union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
             }
-            // Nothing is reported once stopped, or for a wpa_supplicant that has left meanwhile.
-            guard schedule.isStarted, generation == loadGeneration, !union.accessPoints.isEmpty else { return }
-            onScan?(union.accessPoints)
+            // Nothing more once stopped, or for a wpa_supplicant that has left meanwhile (its return begins a round).
+            guard schedule.isStarted, generation == loadGeneration else { return }
+            if !union.accessPoints.isEmpty { onScan?(union.accessPoints) }
+            beginRound()
         }
     }
 
