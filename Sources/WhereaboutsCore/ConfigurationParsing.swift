@@ -175,11 +175,13 @@ private struct Section {
         return url
     }
 
-    /// GeoClue's `submission-nick=`: empty (none is sent), or 2 to 32 printable ASCII characters.
+    /// GeoClue's `submission-nick=`: empty (none is sent), or 2 to 32 characters, without control characters
+    /// (it goes into an HTTP header).
     func nickname(_ key: String) throws(ConfigurationError) -> String? {
         guard let entry = group.entry(key), let nick = try string(key) else { return nil }
-        guard nick.isEmpty || ((2...32).contains(nick.utf8.count) && nick.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }))
-        else { throw invalid(entry, expected: "empty or 2 to 32 printable ASCII characters") }
+        let printable = nick.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7f && !(0x80..<0xa0).contains($0.value) }
+        guard nick.isEmpty || ((2...32).contains(nick.count) && printable)
+        else { throw invalid(entry, expected: "empty or 2 to 32 characters without control characters") }
         return nick
     }
 

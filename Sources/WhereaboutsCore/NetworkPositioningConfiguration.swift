@@ -40,6 +40,12 @@ public struct NetworkPositioningConfig: Sendable, Equatable {
     public var ipLocateURL: String { ip.url ?? wifi.url }
 }
 
+/// `url` as the log may show it: without its query, where an API key goes (`?key=…`).
+public func loggableURL(_ url: String) -> String {
+    guard let query = url.firstIndex(where: { $0 == "?" || $0 == "#" }) else { return url }
+    return String(url[..<query]) + "?…"
+}
+
 /// `[wifi]`: Wi-Fi positioning and contributing, with GeoClue's keys.
 public struct WiFiPositioningConfig: Sendable, Equatable {
     /// `enable=`. Off unless the file says so, as for every Whereabouts source.

@@ -16,15 +16,15 @@ enum NetworkPositioning {
         _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
     ) -> (providers: [any LocationProvider], wifi: WiFiProvider?) {
         let network = configuration.network
+        if case .unsupported(let method) = network.ip.method, network.ip.enabled, network.enabled {
+            logger.notice("[ip] method=\(method) is not supported (only ichnaea is); IP positioning is off")
+        }
         guard network.wifiEnabled || network.ipEnabled else {
             if !network.enabled { logger.info("[network] enable=false: nothing is sent to any positioning service") }
             return ([], nil)
         }
-        if case .unsupported(let method) = network.ip.method, network.ip.enabled {
-            logger.notice("[ip] method=\(method) is not supported (only ichnaea is); IP positioning is off")
-        }
-        // One transport (one thread, made at its first request) per provider, so that a hung Wi-Fi lookup never
-        // holds an IP lookup in its queue.
+        // One transport (one thread, made at its first request) each for Wi-Fi, IP and contributing, so that a
+        // hung request of one never holds another's in its queue.
         let agent = userAgent()
         let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
         var providers: [any LocationProvider] = []
@@ -35,7 +35,8 @@ enum NetworkPositioning {
             let submitter =
                 network.submitsData
                 ? Geosubmitter(
-                    url: network.wifi.submissionURL, nickname: network.wifi.submissionNick, transport: transport,
+                    url: network.wifi.submissionURL, nickname: network.wifi.submissionNick,
+                    transport: CurlTransport(userAgent: agent, caFile: network.caFile),
                     clock: clock, logger: logger) : nil
             let provider = WiFiProvider(
                 scanner: WiFiScanner(connection: connection, logger: logger), transport: transport,
@@ -49,8 +50,8 @@ enum NetworkPositioning {
                 },
                 submitter: submitter, clock: clock, logger: logger)
             logger.info(
-                "Wi-Fi positioning: unknown places are looked up at \(network.wifi.url)"
-                    + (submitter == nil ? "" : "; satellite fixes are contributed to \(network.wifi.submissionURL)"))
+                "Wi-Fi positioning: unknown places are looked up at \(loggableURL(network.wifi.url))"
+                    + (submitter == nil ? "" : "; satellite fixes are contributed to \(loggableURL(network.wifi.submissionURL))"))
             providers.append(provider)
             wifi = provider
         }
@@ -59,7 +60,7 @@ enum NetworkPositioning {
                 IPProvider(
                     transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
                     accuracy: network.ip.accuracy, clock: clock, logger: logger))
-            logger.info("IP positioning: city-level lookups at \(network.ipLocateURL)")
+            logger.info("IP positioning: city-level lookups at \(loggableURL(network.ipLocateURL))")
         }
         return (providers, wifi)
     }

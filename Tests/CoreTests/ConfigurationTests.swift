@@ -277,6 +277,9 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.network.caFile == "/etc/ssl/private-ca.pem")
         #expect(configuration.network.wifi.url == "http://127.0.0.1:8080/v1/geolocate?key=abc")
         #expect(configuration.network.wifi.submissionNick == "")
+        #expect(try Configuration.parse("[wifi]\nsubmission-nick=Jane Doe\n", file: "n.conf").network.wifi.submissionNick == "Jane Doe")
+        #expect(loggableURL("https://example.org/v1/geolocate?key=secret") == "https://example.org/v1/geolocate?…")
+        #expect(loggableURL("https://api.beacondb.net/v1/geolocate") == "https://api.beacondb.net/v1/geolocate")
         #expect(configuration.network.ipLocateURL == "http://127.0.0.1:8080/v1/geolocate?key=abc")
         // [network] enable=false turns everything off, whatever [wifi] and [ip] say.
         #expect(!configuration.network.wifiEnabled && !configuration.network.ipEnabled)
@@ -290,6 +293,7 @@ private let geoclueShippedConfiguration = """
         for (text, key) in [
             ("[wifi]\nurl=ftp://example.org/\n", "url"), ("[wifi]\nurl=https:///v1\n", "url"),
             ("[wifi]\nurl=https://exa mple.org/\n", "url"), ("[wifi]\nsubmission-nick=x\n", "submission-nick"),
+            ("[wifi]\nsubmission-nick=a\\tb\n", "submission-nick"),
             ("[wifi]\nenabled=true\n", "enabled"), ("[ip]\nmethod=guess\n", "method"),
             ("[ip]\naccuracy=-1\n", "accuracy"), ("[network]\nca-file=relative.pem\n", "ca-file"),
         ] {

@@ -55,11 +55,11 @@ public final class Geosubmitter {
         inFlight = false
         switch result {
         case .success(let response) where response.status == 200:
-            logger.debug("contributing: submitted to \(url)")
+            logger.debug("contributing: submitted to \(loggableURL(url))")
         case .success(let response):
-            logger.warning("contributing: \(url) answered HTTP \(response.status); the report is dropped")
+            logger.warning("contributing: \(loggableURL(url)) answered HTTP \(response.status); the report is dropped")
         case .failure(let failure):
-            logger.warning("contributing: \(url): \(failure); the report is dropped")
+            logger.warning("contributing: \(loggableURL(url)): \(failure); the report is dropped")
         }
     }
 }

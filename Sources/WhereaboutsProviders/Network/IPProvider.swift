@@ -89,7 +89,11 @@ public final class IPProvider: LocationProvider {
     private func lookUp() {
         guard !lookupInFlight else { return }
         let now = clock.monotonicNow
-        guard backoff.allowsAttempt(now: now) else { return }
+        guard backoff.allowsAttempt(now: now) else {
+            // Started again within a backoff: the try waits for its end rather than being dropped.
+            if let retryAt = backoff.retryAt { retryLater(at: retryAt) }
+            return
+        }
         lookupInFlight = true
         record.sent()
         let request = HTTPRequest(url: url, body: IchnaeaQuery.ip(), timeout: Self.lookupTimeout)
@@ -147,9 +151,9 @@ public final class IPProvider: LocationProvider {
         guard newProblem != problem else { return }
         if newProblem != nil {
             let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning("IP positioning: \(url): \(message)\(retry)")
+            logger.warning("IP positioning: \(loggableURL(url)): \(message)\(retry)")
         } else {
-            logger.notice("IP positioning: \(url) answers again")
+            logger.notice("IP positioning: \(loggableURL(url)) answers again")
         }
         problem = newProblem
         onAvailabilityChanged?()

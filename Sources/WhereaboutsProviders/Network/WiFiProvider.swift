@@ -111,14 +111,20 @@ public final class WiFiProvider: LocationProvider {
 
     public func start() {
         started = true
+        // A fresh start compares its first scan with nothing: a place that was known when it last ran, and whose
+        // cache entry has aged out since, is asked again.
+        throttle.reset()
         scanner.start(interval: scanInterval)
     }
 
     public func stop() {
+        let availableBefore = availableLevel
         started = false
         scanner.stop()
         lastDelivered = nil
+        currentScanKnown = false
         if pendingSave != nil { saveNow() }
+        if availableLevel != availableBefore { onAvailabilityChanged?() }
     }
 
     public func demandChanged(_ level: AccuracyLevel) {
@@ -190,6 +196,9 @@ public final class WiFiProvider: LocationProvider {
             return
         }
         currentScanKnown = false
+        // The cache knew the previous scan and not this one (its entry aged out, or the scans differ only below
+        // the cache's anchors): the throttle's reference is that cache answer, so it must not hold the lookup back.
+        if knewScan { throttle.reset() }
         guard !lookupInFlight, backoff.allowsAttempt(now: now), throttle.needsLookup(usable, now: now) else { return }
         lookUp(usable)
     }
@@ -228,7 +237,8 @@ public final class WiFiProvider: LocationProvider {
             record.ended(at: clock.wallNow, summary.outcome, source: "network")
             cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
             saveNow()
-            if started {
+            // Delivered only for the scan still current: an answer for a place left meanwhile is kept, not shown.
+            if started, lastScan?.usable == usable {
                 currentScanKnown = true
                 deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, source: "network")
             }
@@ -245,9 +255,9 @@ public final class WiFiProvider: LocationProvider {
         guard newProblem != problem else { return }
         if newProblem != nil {
             let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning("Wi-Fi: \(url): \(message)\(retry); known places are still located from the cache")
+            logger.warning("Wi-Fi: \(loggableURL(url)): \(message)\(retry); known places are still located from the cache")
         } else {
-            logger.notice("Wi-Fi: \(url) answers again")
+            logger.notice("Wi-Fi: \(loggableURL(url)) answers again")
         }
         problem = newProblem
     }
