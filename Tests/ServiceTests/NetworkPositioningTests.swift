@@ -436,6 +436,28 @@ struct NetworkPositioningTests {
         #expect(app.locationUpdates.isEmpty)
     }
 
+    @Test func ipPositioningStartedAgainWithinABackoffRetriesWhenItEnds() async throws {
+        let rig = try await NetworkPositioningRig.make(ip: true, wifi: false)
+        defer { rig.stop() }
+        try rig.server.setResponse(path: IchnaeaServer.geolocatePath, .close)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        let client = try await app.startedClient(level: 4)
+        try await eventually("the first lookup to fail") { try rig.server.requests.count == 1 }
+        var row = try await rig.provider("ip", app)
+        while row.details["last-outcome"] == nil { row = try await rig.provider("ip", app) }
+        #expect(row.details["last-outcome"] == .string("failed"))
+        // Stopped and started again within the 10 s backoff, with the service back: the try is made when the
+        // backoff ends, not dropped.
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
+        try rig.server.removeResponse(path: IchnaeaServer.geolocatePath)
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
+        _ = try await app.waitForUpdates(1, timeout: .seconds(30))
+        #expect(try rig.server.requests.count == 2)
+        #expect(try await rig.provider("ip", app).available)
+    }
+
     @Test func ipPositioningServesCityClientsLabelledAsSuch() async throws {
         let rig = try await NetworkPositioningRig.make(ip: true, wifi: false)
         defer { rig.stop() }
