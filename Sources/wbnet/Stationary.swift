@@ -103,7 +103,8 @@ func stationaryHour(seed: UInt64) async -> (ours: Int, geoClue: Int) {
     let scanner = ScriptedScanner()
     let transport = CountingTransport()
     let provider = WiFiProvider(
-        scanner: scanner, transport: transport, url: "https://localhost/v1/geolocate", cache: PositionCache(),
+        scanner: scanner, transport: transport, url: "https://localhost/v1/geolocate",
+        loadCache: { PositionCache() },
         saveCache: { _ in }, submitter: nil, clock: clock, logger: SilentLogger())
     provider.demandChanged(.exact)
     provider.start()

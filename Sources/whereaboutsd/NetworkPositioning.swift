@@ -31,7 +31,6 @@ enum NetworkPositioning {
         var wifi: WiFiProvider?
         if network.wifiEnabled {
             let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath)
-            let cache = cacheFile.load(now: clock.wallNow) { logger.warning($0) }
             let submitter =
                 network.submitsData
                 ? Geosubmitter(
@@ -40,7 +39,7 @@ enum NetworkPositioning {
                     clock: clock, logger: logger) : nil
             let provider = WiFiProvider(
                 scanner: WiFiScanner(connection: connection, logger: logger), transport: transport,
-                url: network.wifi.url, cache: cache,
+                url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
                 saveCache: { cache in
                     do {
                         try cacheFile.save(cache)

@@ -43,6 +43,24 @@ struct PolkitLoadTests {
         polkit.log.components(separatedBy: "whereabouts-check \(action)").count - 1
     }
 
+    /// A private bus with polkitd saying yes to *always* for everyone, and the daemon with the static source
+    /// asking it, all at lowered priority.
+    static func daemonWithAlwaysYes() throws -> (PrivateBus, PolkitHarness, DaemonHarness) {
+        let bus = try PolkitHarness.makeBus()
+        let polkit = try PolkitHarness(
+            bus: bus, rules: ["10-test.rules": rule("YES", action: "io.github.whereabouts1.location-always")])
+        let harness: DaemonHarness
+        do {
+            harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+            try harness.startDaemon()
+        } catch {
+            polkit.stop()
+            throw error
+        }
+        lowerPriority(bus, polkit, harness)
+        return (bus, polkit, harness)
+    }
+
     /// How many times polkitd has (re)loaded its rules, from its log.
     static func ruleLoads(_ polkit: PolkitHarness) -> Int {
         polkit.log.components(separatedBy: "Finished loading, compiling and executing").count - 1
@@ -50,14 +68,11 @@ struct PolkitLoadTests {
 
     @Test(.timeLimit(.minutes(3)))
     func aThousandAppsStartingAtOnceOnAThousandConnectionsAreAllServed() async throws {
-        let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(
-            bus: bus, rules: ["10-test.rules": Self.rule("YES", action: "io.github.whereabouts1.location-always")])
-        defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
-        try harness.startDaemon()
-        defer { harness.stop() }
-        Self.lowerPriority(bus, polkit, harness)
+        let (bus, polkit, harness) = try Self.daemonWithAlwaysYes()
+        defer {
+            harness.stop()
+            polkit.stop()
+        }
         let result = try polkit.run(
             Self.clients + [bus.address, Self.app, "burst", "1000", "100"], timeout: 150)
         #expect(result.status == 0, "\(result.output)\n\(harness.daemonLog.suffix(4000))")
@@ -74,14 +89,11 @@ struct PolkitLoadTests {
     /// and none of them runs out the time meant for an absent polkit while it waits.
     @Test(.timeLimit(.minutes(3)))
     func manyChecksThatCannotBeReusedQueueAndAreAllAnswered() async throws {
-        let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(
-            bus: bus, rules: ["10-test.rules": Self.rule("YES", action: "io.github.whereabouts1.location-always")])
-        defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
-        try harness.startDaemon()
-        defer { harness.stop() }
-        Self.lowerPriority(bus, polkit, harness)
+        let (bus, polkit, harness) = try Self.daemonWithAlwaysYes()
+        defer {
+            harness.stop()
+            polkit.stop()
+        }
         let result = try polkit.run(
             Self.clients + [bus.address, Self.app + ".n{}", "burst", "300", "100"], timeout: 150)
         #expect(result.status == 0, "\(result.output.prefix(4000))\n\(harness.daemonLog.suffix(4000))")

@@ -25,7 +25,7 @@ public enum JSONValue: Sendable, Equatable {
     ///   A byte order mark is refused too (RFC 8259 §8.1: senders must not add one).
     /// * Whitespace is space, tab, line feed and carriage return only; nothing but whitespace may follow the value.
     /// * Strings may not hold control characters below U+0020 unescaped; escapes are the eight of RFC 8259 and
-    ///   `\uXXXX`, where a surrogate must be a high one followed at once by an escaped low one.
+    ///   `\u` with four hex digits, where a surrogate must be a high one followed at once by an escaped low one.
     /// * Numbers follow the JSON grammar: no `+`, no leading zeros, no `.5` or `5.`, no `NaN` or `Infinity`; one
     ///   too large for a `Double` is refused (one too small becomes zero).
     /// * An object may not repeat a key (RFC 8259 leaves the meaning open; two readers could disagree).

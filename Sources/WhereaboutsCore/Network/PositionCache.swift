@@ -119,6 +119,9 @@ public struct PositionCache: Sendable {
     /// How many entries there are.
     public var count: Int { slots.count }
 
+    /// The number of entries of `origin`.
+    public func count(of origin: Origin) -> Int { slots.values.count { $0.entry.origin == origin } }
+
     /// The position remembered for `usable` (``AccessPointSelection/usable(_:)`` of a scan) at `now`, or nil.
     /// A hit counts as a use of its entry.
     public mutating func lookup(_ usable: [AccessPoint], now: WallTime) -> CachedPosition? {

@@ -47,7 +47,11 @@ public final class WiFiProvider: LocationProvider {
     private let url: String
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
-    private var cache: PositionCache
+    /// Empty until the first start reads the saved one (``loadCache``): a daemon whose clients never need Wi-Fi
+    /// never reads the file.
+    private var cache = PositionCache()
+    private var cacheLoaded = false
+    private let loadCache: @BusActor () -> PositionCache
     private let saveCache: @BusActor (PositionCache) -> Void
     private let submitter: Geosubmitter?
 
@@ -65,17 +69,17 @@ public final class WiFiProvider: LocationProvider {
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
     private var lastDelivered: (fix: Fix, at: MonotonicTime)?
 
-    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `cache` is what
-    /// was saved before, and `saveCache` keeps it durably.
+    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `loadCache` reads what was saved before (at the first start), and `saveCache` keeps it durably.
     public init(
-        scanner: any AccessPointScanner, transport: any HTTPTransport, url: String, cache: PositionCache,
+        scanner: any AccessPointScanner, transport: any HTTPTransport, url: String,
+        loadCache: @escaping @BusActor () -> PositionCache,
         saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?,
         clock: any WhereaboutsCore.Clock, logger: any Logger
     ) {
         self.scanner = scanner
         self.transport = transport
         self.url = url
-        self.cache = cache
+        self.loadCache = loadCache
         self.saveCache = saveCache
         self.submitter = submitter
         self.clock = clock
@@ -103,13 +107,18 @@ public final class WiFiProvider: LocationProvider {
         details["backend"] = .text(scanner.backend)
         if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         if let submitter { details["submissions"] = .count(submitter.submissions) }
-        let learned = cache.entries.count { $0.origin == .learned }
-        details["learned-places"] = .count(UInt32(learned))
-        details["cached-answers"] = .count(UInt32(cache.count - learned))
+        if cacheLoaded {
+            details["learned-places"] = .count(UInt32(cache.count(of: .learned)))
+            details["cached-answers"] = .count(UInt32(cache.count(of: .network)))
+        }
         return details
     }
 
     public func start() {
+        if !cacheLoaded {
+            cache = loadCache()
+            cacheLoaded = true
+        }
         started = true
         // A fresh start compares its first scan with nothing: a place that was known when it last ran, and whose
         // cache entry has aged out since, is asked again.
