@@ -67,9 +67,11 @@ public final class GeoClueHarness: @unchecked Sendable {
     public let nmea: NMEASocketFeeder
     /// The GeoClue process (its pid is GeoClue's: `unshare` and `bash` exec it).
     public private(set) var process: ChildProcess?
+    /// Whether the harness made ``bus`` (and so stops it).
+    private let ownsBus: Bool
 
     /// Writes `config` (see ``configuration(apps:)``) and listens on the NMEA socket; call ``start()`` to start
-    /// GeoClue. Throws when GeoClue is not installed.
+    /// GeoClue. A `bus` passed in is left running by ``stop()``. Throws when GeoClue is not installed.
     public init(
         config: String = GeoClueHarness.configuration(apps: ["whereabouts-test": false]), bus: PrivateBus? = nil
     ) throws {
@@ -78,6 +80,7 @@ public final class GeoClueHarness: @unchecked Sendable {
                 "\(Self.executable.path) is not installed (Debian package geoclue-2.0); run the test command from the README, which installs it")
         }
         self.bus = try bus ?? PrivateBus()
+        ownsBus = bus == nil
         directory = self.bus.directory.appendingPathComponent("geoclue-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         nmea = try NMEASocketFeeder(path: directory.appendingPathComponent("nmea.sock").path)
@@ -129,11 +132,11 @@ public final class GeoClueHarness: @unchecked Sendable {
         return result.status == 0
     }
 
-    /// Stops GeoClue, the NMEA socket and the bus.
+    /// Stops GeoClue, the NMEA socket and the bus unless it was passed in.
     public func stop() {
         process?.stop(grace: 2)
         nmea.close()
-        bus.stop()
+        if ownsBus { bus.stop() }
     }
 
     deinit { stop() }

@@ -31,8 +31,15 @@ public final class GeoClueTestAgent: ExportedObject {
     private var unanswered: [MethodCall] = []
 
     /// Connects to `bus` and exports the agent (not yet registered; see ``register(as:)``).
-    public init(bus: PrivateBus, maxAccuracyLevel: UInt32 = 8, answer: Answer = .allow(8)) throws(DBusError) {
-        connection = try Connection.open(address: bus.address)
+    public convenience init(bus: PrivateBus, maxAccuracyLevel: UInt32 = 8, answer: Answer = .allow(8))
+        throws(DBusError)
+    {
+        try self.init(address: bus.address, maxAccuracyLevel: maxAccuracyLevel, answer: answer)
+    }
+
+    /// Connects to the bus at `address` and exports the agent (not yet registered; see ``register(as:)``).
+    public init(address: String, maxAccuracyLevel: UInt32 = 8, answer: Answer = .allow(8)) throws(DBusError) {
+        connection = try Connection.open(address: address)
         self.maxAccuracyLevel = maxAccuracyLevel
         self.answer = answer
         connection.export(self, at: Self.path)
@@ -51,7 +58,15 @@ public final class GeoClueTestAgent: ExportedObject {
     public static func registered(on bus: PrivateBus, as id: String, maxAccuracyLevel: UInt32 = 8)
         async throws(DBusError) -> GeoClueTestAgent
     {
-        let agent = try GeoClueTestAgent(bus: bus, maxAccuracyLevel: maxAccuracyLevel, answer: .allow(maxAccuracyLevel))
+        try await registered(address: bus.address, as: id, maxAccuracyLevel: maxAccuracyLevel)
+    }
+
+    /// An agent on the bus at `address` that allows every app up to `maxAccuracyLevel`, registered as `id`.
+    public static func registered(address: String, as id: String, maxAccuracyLevel: UInt32 = 8)
+        async throws(DBusError) -> GeoClueTestAgent
+    {
+        let agent = try GeoClueTestAgent(
+            address: address, maxAccuracyLevel: maxAccuracyLevel, answer: .allow(maxAccuracyLevel))
         try await agent.register(as: id)
         return agent
     }

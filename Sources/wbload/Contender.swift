@@ -11,9 +11,10 @@ enum ServiceKind: String, CaseIterable, Sendable {
     var key: String { self == .whereabouts ? "whereabouts" : "geoclue" }
 }
 
-/// One service on a private bus of its own with the raised limits of the test bus, reading one receiver at 1 fix/s
-/// from an NMEA socket (whereaboutsd's `[network-nmea] nmea-socket=`, GeoClue's `--nmea-socket`), with the app
-/// ``desktopId`` allowed as a system component in its configuration.
+/// One service on the bench bus, which polkitd serves with the package's policy (``BenchBus``), reading one
+/// receiver at 1 fix/s from an NMEA socket (whereaboutsd's `[network-nmea] nmea-socket=`, GeoClue's
+/// `--nmea-socket`), with the app ``desktopId`` allowed as a system component in its configuration. whereaboutsd
+/// asks polkit, as installed; GeoClue 2.6 has no polkit check.
 final class Contender: @unchecked Sendable {
     /// The app the load clients claim to be.
     static let desktopId = "bench-app"
@@ -25,13 +26,14 @@ final class Contender: @unchecked Sendable {
     private let geoClue: GeoClueHarness?
     private(set) var process: ChildProcess?
 
-    init(_ kind: ServiceKind) throws {
+    init(_ kind: ServiceKind, on bus: PrivateBus) throws {
         self.kind = kind
+        self.bus = bus
         switch kind {
         case .whereabouts:
             geoClue = nil
-            bus = try PrivateBus()
-            directory = bus.directory
+            directory = bus.directory.appendingPathComponent("whereabouts-\(UUID().uuidString.prefix(8))")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             feeder = try NMEASocketFeeder(path: directory.appendingPathComponent("nmea.sock").path)
             let config = """
                 [network-nmea]
@@ -47,15 +49,15 @@ final class Contender: @unchecked Sendable {
                 users=
 
                 [authorisation]
-                polkit=false
+                polkit=true
                 grants=\(directory.path)/grants
 
                 """
             try config.write(to: configFile, atomically: true, encoding: .utf8)
         case .geoclue:
-            let harness = try GeoClueHarness(config: GeoClueHarness.configuration(apps: [Contender.desktopId: true]))
+            let harness = try GeoClueHarness(
+                config: GeoClueHarness.configuration(apps: [Contender.desktopId: true]), bus: bus)
             geoClue = harness
-            bus = harness.bus
             directory = harness.directory
             feeder = harness.nmea
         }
@@ -103,25 +105,15 @@ final class Contender: @unchecked Sendable {
         }
     }
 
-    /// The private bus's dbus-daemon, for its CPU time.
-    var busPid: pid_t? {
-        let mine = ProcessFigures.children(named: "dbus-daemon")
-        return mine.first { pid in
-            let command = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-            return command.contains(bus.directory.path)
-        }
-    }
-
     /// Stops the service (SIGTERM, then SIGKILL after 5 s), blocking until it has exited.
     func stopService() {
         process?.stop(grace: 5)
     }
 
-    /// Stops everything.
+    /// Stops the service and its receiver; the bench bus stays.
     func shutdown() {
         stopService()
         feeder.close()
         geoClue?.stop()
-        bus.stop()
     }
 }

@@ -42,14 +42,19 @@ final class LoadClient {
     }
 }
 
-/// One load connection carrying many clients, as a busy app or a portal would.
+/// One load connection: an app's own, or one of a pool carrying many clients.
 @BusActor
 final class LoadConnection {
     let connection: Connection
+    /// Whether it belongs to a ``LoadPool`` (and outlives its clients).
+    let isPooled: Bool
     /// `LocationUpdated` signals received for this connection's clients.
     var updates = 0
 
-    init(address: String) throws(DBusError) { connection = try Connection.open(address: address) }
+    init(address: String, pooled: Bool) throws(DBusError) {
+        connection = try Connection.open(address: address)
+        isPooled = pooled
+    }
 
     func call(_ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [])
         async throws(DBusError) -> [DBusValue]
@@ -92,7 +97,7 @@ final class LoadPool {
 
     init(address: String, connections count: Int) throws(DBusError) {
         var connections: [LoadConnection] = []
-        for _ in 0..<count { connections.append(try LoadConnection(address: address)) }
+        for _ in 0..<count { connections.append(try LoadConnection(address: address, pooled: true)) }
         self.connections = connections
     }
 
@@ -100,16 +105,34 @@ final class LoadPool {
     var updates: Int { connections.reduce(0) { $0 + $1.updates } }
 
     /// Starts `count` clients at once, spread over the connections.
-    func startClients(_ count: Int, desktopId: String) async throws -> [LoadClient] {
-        var starts: [Task<LoadClient, any Error>] = []
+    func startClients(_ count: Int, desktopId: String) async -> Starts {
+        var chosen: [LoadConnection] = []
         for _ in 0..<count {
-            let connection = connections[next % connections.count]
+            chosen.append(connections[next % connections.count])
             next += 1
-            starts.append(Task { @BusActor in try await connection.startClient(desktopId: desktopId) })
         }
+        return await Self.startClients(on: chosen, desktopId: desktopId)
+    }
+
+    /// The clients a round started, and the errors of those the service refused.
+    struct Starts {
         var clients: [LoadClient] = []
-        for start in starts { clients.append(try await start.value) }
-        return clients
+        var refusals: [any Error] = []
+    }
+
+    /// Starts one client on each of `connections` (a connection listed twice gets two), all at once.
+    static func startClients(on connections: [LoadConnection], desktopId: String) async -> Starts {
+        let starts = connections.map { connection in
+            Task { @BusActor in try await connection.startClient(desktopId: desktopId) }
+        }
+        var result = Starts()
+        for start in starts {
+            switch await start.result {
+            case .success(let client): result.clients.append(client)
+            case .failure(let error): result.refusals.append(error)
+            }
+        }
+        return result
     }
 
     /// Deletes `clients` at once.

@@ -44,7 +44,7 @@ struct Options: Sendable {
     static func usage() -> Never {
         print(
             "usage: wbload [--soak-seconds N (600)] [--startup-runs N (10)] [--clients N (1000)] [--churn N (10000)]"
-                + " [--connections N (50)] [--output DIR (build/bench)] [--gpsd-report WBBENCH-OUTPUT]"
+                + " [--connections N (50), for the pooled round] [--output DIR (build/bench)] [--gpsd-report WBBENCH-OUTPUT]"
                 + " [--only whereabouts|geoclue]")
         exit(2)
     }
@@ -54,9 +54,17 @@ struct Options: Sendable {
 struct Figures: Sendable {
     var startup: [Double] = []
     var idle = Memory.zero
+    /// Time to first location by the number of clients starting at once, each on a connection of its own.
     var firstLocation: [Int: Sample] = [:]
-    /// Service and load CPU seconds while the largest group of clients started and got their first fix.
-    var burstCPU = (service: 0.0, load: 0.0, bus: 0.0)
+    /// The same for ``Options/clients`` clients on ``Options/connections`` connections (not how apps connect).
+    var pooledFirstLocation = Sample([])
+    /// Service, load and dbus-daemon CPU seconds while the largest group of clients started and got their first
+    /// fix, each on a connection of its own, and pooled.
+    var burstCPU = CPU()
+    var pooledBurstCPU = CPU()
+    /// Clients refused or left without a fix in any round, and the first refusal's error.
+    var unserved = 0
+    var firstRefusal: String?
     var withClients = Memory.zero
     var soakSeconds = 0.0
     var soakStart = Memory.zero
@@ -64,7 +72,7 @@ struct Figures: Sendable {
     var soakSamples: [(seconds: Double, memory: Memory)] = []
     var soakUpdates = 0
     var soakEpochs = 0
-    var soakCPU = (service: 0.0, load: 0.0, bus: 0.0)
+    var soakCPU = CPU()
     var beforeChurn = Memory.zero
     var afterChurn = Memory.zero
 
@@ -80,25 +88,58 @@ struct Figures: Sendable {
     }
 }
 
+/// CPU seconds of the processes at work: the service, the load, dbus-daemon and polkitd.
+struct CPU: Sendable {
+    var service = 0.0
+    var load = 0.0
+    var bus = 0.0
+    var polkit = 0.0
+}
+
+/// Reads the CPU time of the processes at work, so that a stretch of the run can be charged to each.
+struct CPUMeter: Sendable {
+    let service: pid_t
+    let load: pid_t
+    let bus: pid_t
+    let polkit: pid_t?
+
+    /// Their CPU seconds so far.
+    func read() -> CPU {
+        CPU(
+            service: ProcessFigures.cpuSeconds(service), load: ProcessFigures.cpuSeconds(load),
+            bus: ProcessFigures.cpuSeconds(bus), polkit: polkit.map(ProcessFigures.cpuSeconds) ?? 0)
+    }
+
+    /// The CPU seconds each used since `start`.
+    func since(_ start: CPU) -> CPU {
+        let now = read()
+        return CPU(
+            service: now.service - start.service, load: now.load - start.load, bus: now.bus - start.bus,
+            polkit: now.polkit - start.polkit)
+    }
+}
+
 /// Sleeps without holding the bus thread.
 @concurrent func pause(seconds: Double) async { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
 
 /// Stops a service off the bus thread (the wait blocks).
 @concurrent func stopService(_ contender: Contender) async { contender.stopService() }
 
-/// Starts a contender off the bus thread (starting the bus blocks).
-@concurrent func makeContender(_ kind: ServiceKind) async throws -> Contender { try Contender(kind) }
+/// Makes a contender off the bus thread (its receiver's socket is set up by blocking calls).
+@concurrent func makeContender(_ kind: ServiceKind, on bus: PrivateBus) async throws -> Contender {
+    try Contender(kind, on: bus)
+}
 
 func log(_ text: String) {
     FileHandle.standardError.write(Data("wbload: \(text)\n".utf8))
 }
 
-/// Runs every measurement against one service.
-func measure(_ kind: ServiceKind, _ options: Options) async throws -> Figures {
+/// Runs every measurement against one service on the bench bus.
+func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async throws -> Figures {
     var figures = Figures()
-    let contender = try await makeContender(kind)
+    let contender = try await makeContender(kind, on: bench.bus)
     defer { contender.shutdown() }
-    let watch = try await NameWatch(address: contender.bus.address)
+    let watch = try await NameWatch(address: bench.bus.address)
 
     log("\(kind.rawValue): startup, \(options.startupRuns) runs")
     for run in 0..<options.startupRuns {
@@ -113,93 +154,90 @@ func measure(_ kind: ServiceKind, _ options: Options) async throws -> Figures {
         }
     }
     let pid = try contender.pid
-    let busPid = contender.busPid ?? pid
 
-    let agent = try await GeoClueTestAgent.registered(on: contender.bus, as: GeoClueHarness.agentId)
+    let load = try RemoteLoad(address: bench.bus.address, user: BenchBus.loadUser, pooledConnections: options.connections)
+    defer { load.quit() }
+    let meter = CPUMeter(service: pid, load: load.pid, bus: bench.bus.pid, polkit: bench.polkitPid)
+    try await load.registerAgent(as: GeoClueHarness.agentId)
     await pause(seconds: 2)
     figures.idle = ProcessFigures.memory(pid)
     log("\(kind.rawValue): idle RSS \(figures.idle.rss) KiB, private \(figures.idle.privateKiB) KiB")
 
-    let pool = try await LoadPool(address: contender.bus.address, connections: options.connections)
     // One client keeps the receiver read, as a desktop with any location user does.
-    let keeper = try await pool.startClients(1, desktopId: Contender.desktopId)
-    guard await pool.timesToFirstUpdate(keeper, timeout: .seconds(20)).count == 1 else {
-        throw TestEnvironmentError("no fix reached the first client of \(kind.rawValue):\n\(contender.process?.log ?? "")")
+    let keeper = try await load.round(1, .own, desktopId: Contender.desktopId, timeout: 20)
+    guard keeper.times.count == 1 else {
+        throw TestEnvironmentError(
+            "no fix reached the first client of \(kind.rawValue) (\(keeper.refusal ?? "no refusal")):\n"
+                + (contender.process?.log ?? ""))
     }
 
-    let rounds = [1: 20, 100: 3, options.clients: 1]
-    var active: [LoadClient] = []
-    for size in rounds.keys.sorted() {
+    func note(_ round: Round, _ label: String) {
+        figures.unserved += round.unserved
+        if figures.firstRefusal == nil { figures.firstRefusal = round.refusal }
+        if round.unserved > 0 { log("\(kind.rawValue): \(label): \(round.unserved) unserved \(round.refusal ?? "")") }
+        let sample = Sample(round.times)
+        log("\(kind.rawValue): \(label): p50 \(sample.median) ms, p99 \(sample.percentile(99)) ms")
+    }
+
+    for (size, repeats) in [(1, 20), (100, 3), (200, 3)] {
         var times: [Double] = []
-        for _ in 0..<rounds[size]! {
-            let cpu = (ProcessFigures.cpuSeconds(pid), ProcessFigures.ownCPUSeconds(), ProcessFigures.cpuSeconds(busPid))
-            let clients = try await pool.startClients(size, desktopId: Contender.desktopId)
-            let round = await pool.timesToFirstUpdate(clients, timeout: .seconds(60))
-            if round.count < size { log("\(kind.rawValue): \(size - round.count) of \(size) clients got no fix in 60 s") }
-            times += round
-            if size == options.clients {
-                figures.burstCPU = (
-                    ProcessFigures.cpuSeconds(pid) - cpu.0, ProcessFigures.ownCPUSeconds() - cpu.1,
-                    ProcessFigures.cpuSeconds(busPid) - cpu.2
-                )
-                active = clients
-            } else {
-                try await pool.delete(clients)
-                await pause(seconds: 0.2)
-            }
+        for _ in 0..<repeats {
+            let round = try await load.round(size, .own, desktopId: Contender.desktopId, timeout: 60)
+            times += round.times
+            note(round, "\(size) at once on their own connections")
+            try await load.delete(round)
+            await pause(seconds: 0.2)
         }
         figures.firstLocation[size] = Sample(times)
-        log("\(kind.rawValue): first location, \(size) concurrent: p50 \(Sample(times).median) ms, p99 \(Sample(times).percentile(99)) ms")
     }
+
+    var start = meter.read()
+    let pooled = try await load.round(options.clients, .pooled, desktopId: Contender.desktopId, timeout: 60)
+    figures.pooledBurstCPU = meter.since(start)
+    figures.pooledFirstLocation = Sample(pooled.times)
+    note(pooled, "\(options.clients) at once on \(options.connections) connections (pooled)")
+    try await load.delete(pooled)
+    await pause(seconds: 1)
+
+    start = meter.read()
+    let active = try await load.round(options.clients, .own, desktopId: Contender.desktopId, timeout: 60)
+    figures.burstCPU = meter.since(start)
+    figures.firstLocation[options.clients] = Sample(active.times)
+    note(active, "\(options.clients) at once on their own connections")
 
     await pause(seconds: 3)
     figures.withClients = ProcessFigures.memory(pid)
-    log("\(kind.rawValue): \(active.count + 1) clients: RSS \(figures.withClients.rss) KiB, private \(figures.withClients.privateKiB) KiB")
+    log("\(kind.rawValue): \(active.times.count + 1) clients: RSS \(figures.withClients.rss) KiB, private \(figures.withClients.privateKiB) KiB")
 
-    log("\(kind.rawValue): soak, \(options.soakSeconds) s at 1 fix/s with \(active.count + 1) clients")
-    let start = (
-        cpu: ProcessFigures.cpuSeconds(pid), load: ProcessFigures.ownCPUSeconds(), bus: ProcessFigures.cpuSeconds(busPid),
-        updates: await pool.updates, epochs: contender.feeder.epochTimes.count, time: monotonicNanoseconds()
-    )
+    log("\(kind.rawValue): soak, \(options.soakSeconds) s at 1 fix/s with \(active.times.count + 1) clients")
+    start = meter.read()
+    let soakStart = (updates: try await load.updates(), epochs: contender.feeder.epochTimes.count, time: monotonicNanoseconds())
     figures.soakStart = ProcessFigures.memory(pid)
     var elapsed = 0.0
     while elapsed < Double(options.soakSeconds) {
         await pause(seconds: min(10, Double(options.soakSeconds) - elapsed))
-        elapsed = Double(monotonicNanoseconds() - start.time) / 1e9
+        elapsed = Double(monotonicNanoseconds() - soakStart.time) / 1e9
         figures.soakSamples.append((elapsed, ProcessFigures.memory(pid)))
     }
     figures.soakEnd = ProcessFigures.memory(pid)
     figures.soakSeconds = elapsed
-    figures.soakUpdates = await pool.updates - start.updates
-    figures.soakEpochs = contender.feeder.epochTimes.count - start.epochs
-    figures.soakCPU = (
-        ProcessFigures.cpuSeconds(pid) - start.cpu, ProcessFigures.ownCPUSeconds() - start.load,
-        ProcessFigures.cpuSeconds(busPid) - start.bus
-    )
+    figures.soakUpdates = try await load.updates() - soakStart.updates
+    figures.soakEpochs = contender.feeder.epochTimes.count - soakStart.epochs
+    figures.soakCPU = meter.since(start)
     log("\(kind.rawValue): soak: \(figures.soakUpdates) updates, service CPU \(figures.soakCPU.service) s, RSS \(figures.soakStart.rss) → \(figures.soakEnd.rss) KiB")
 
-    try await pool.delete(active)
+    try await load.delete(active)
+    try await load.delete(keeper)
     // Warm up the allocator with a first round of clients, then take the baseline.
-    let batch = 500
-    func churn(_ count: Int) async throws {
-        var remaining = count
-        while remaining > 0 {
-            let clients = try await pool.startClients(min(batch, remaining), desktopId: Contender.desktopId)
-            try await pool.delete(clients)
-            remaining -= clients.count
-        }
-    }
-    try await churn(min(options.churn, 1000))
+    try await load.churn(min(options.churn, 1000), .own, desktopId: Contender.desktopId)
     await pause(seconds: 3)
     figures.beforeChurn = ProcessFigures.memory(pid)
-    log("\(kind.rawValue): \(options.churn) clients created and removed")
-    try await churn(options.churn)
+    log("\(kind.rawValue): \(options.churn) clients created and removed, each on a connection of its own")
+    try await load.churn(options.churn, .own, desktopId: Contender.desktopId)
     await pause(seconds: 3)
     figures.afterChurn = ProcessFigures.memory(pid)
     log("\(kind.rawValue): churn: RSS \(figures.beforeChurn.rss) → \(figures.afterChurn.rss) KiB")
 
-    await pool.close()
-    await agent.close()
     await stopService(contender)
     return figures
 }

@@ -33,28 +33,6 @@ enum ProcessFigures {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    /// The CPU time this process has used, user and system, in seconds.
-    static func ownCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        func seconds(_ value: timeval) -> Double { Double(value.tv_sec) + Double(value.tv_usec) / 1e6 }
-        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
-    }
-
-    /// The children of this process whose command name is `name`.
-    static func children(named name: String) -> [pid_t] {
-        let me = getpid()
-        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
-        return entries.compactMap { entry -> pid_t? in
-            guard let pid = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
-            else { return nil }
-            let comm = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return comm == name && fields.count > 1 && pid_t(fields[1]) == me ? pid : nil
-        }
-    }
-
     /// The wall clock now, in seconds since the Unix epoch (what bash's `$EPOCHREALTIME` shows).
     static func wallSeconds() -> Double {
         var now = timespec()
