@@ -10,6 +10,7 @@ struct Options: Sendable {
     var clients = 1000
     var churn = 10_000
     var connections = 50
+    var loadProcesses = 10
     var output = "build/bench"
     var gpsdReport: String?
     var services = ServiceKind.allCases
@@ -25,6 +26,7 @@ struct Options: Sendable {
             case "--clients": options.clients = number(text)
             case "--churn": options.churn = number(text)
             case "--connections": options.connections = number(text)
+            case "--load-processes": options.loadProcesses = number(text)
             case "--output": options.output = text
             case "--gpsd-report": options.gpsdReport = text
             case "--only":
@@ -44,7 +46,8 @@ struct Options: Sendable {
     static func usage() -> Never {
         print(
             "usage: wbload [--soak-seconds N (600)] [--startup-runs N (10)] [--clients N (1000)] [--churn N (10000)]"
-                + " [--connections N (50), for the pooled round] [--output DIR (build/bench)] [--gpsd-report WBBENCH-OUTPUT]"
+                + " [--connections N (50), for the pooled round] [--load-processes N (10)] [--output DIR (build/bench)]"
+                + " [--gpsd-report WBBENCH-OUTPUT]"
                 + " [--only whereabouts|geoclue]")
         exit(2)
     }
@@ -99,14 +102,14 @@ struct CPU: Sendable {
 /// Reads the CPU time of the processes at work, so that a stretch of the run can be charged to each.
 struct CPUMeter: Sendable {
     let service: pid_t
-    let load: pid_t
+    let load: [pid_t]
     let bus: pid_t
     let polkit: pid_t?
 
     /// Their CPU seconds so far.
     func read() -> CPU {
         CPU(
-            service: ProcessFigures.cpuSeconds(service), load: ProcessFigures.cpuSeconds(load),
+            service: ProcessFigures.cpuSeconds(service), load: load.map(ProcessFigures.cpuSeconds).reduce(0, +),
             bus: ProcessFigures.cpuSeconds(bus), polkit: polkit.map(ProcessFigures.cpuSeconds) ?? 0)
     }
 
@@ -155,9 +158,11 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
     }
     let pid = try contender.pid
 
-    let load = try RemoteLoad(address: bench.bus.address, user: BenchBus.loadUser, pooledConnections: options.connections)
+    let load = try LoadFleet(
+        address: bench.bus.address, user: BenchBus.loadUser, processes: options.loadProcesses,
+        pooledConnections: options.connections)
     defer { load.quit() }
-    let meter = CPUMeter(service: pid, load: load.pid, bus: bench.bus.pid, polkit: bench.polkitPid)
+    let meter = CPUMeter(service: pid, load: load.pids, bus: bench.bus.pid, polkit: bench.polkitPid)
     try await load.registerAgent(as: GeoClueHarness.agentId)
     await pause(seconds: 2)
     figures.idle = ProcessFigures.memory(pid)

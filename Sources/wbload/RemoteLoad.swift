@@ -4,8 +4,8 @@ import TestSupport
 
 /// What one round of clients starting at once gave.
 struct Round: Sendable {
-    /// The group, for ``RemoteLoad/delete(_:)``.
-    let group: Int
+    /// Each child's group of the round, for ``LoadFleet/delete(_:)``.
+    let groups: [Int]
     /// Milliseconds from `CreateClient` to the first `LocationUpdated`, of the clients served.
     let times: [Double]
     /// Clients refused or given no fix within the round's time.
@@ -14,7 +14,91 @@ struct Round: Sendable {
     let refusal: String?
 }
 
-/// The load clients in a child process of their own (``LoadChild``), run as `user`, driven one command at a time.
+/// The load clients in several child processes (``LoadChild``), as apps are processes of their own: a round's
+/// clients are shared out among them and start at once. (One process holding 1000 connections would spend most
+/// of its time in `poll(2)` over all of them, a cost no real app has.)
+final class LoadFleet: @unchecked Sendable {
+    private let children: [RemoteLoad]
+
+    /// Starts `processes` children as `user` against the bus at `address`, sharing `pooledConnections` among them.
+    init(address: String, user: String, processes: Int, pooledConnections: Int) throws {
+        var children: [RemoteLoad] = []
+        for index in 0..<processes {
+            let share = Self.share(of: pooledConnections, child: index, among: processes)
+            children.append(try RemoteLoad(address: address, user: user, pooledConnections: max(share, 1)))
+        }
+        self.children = children
+    }
+
+    /// The children's process ids, for their CPU time.
+    var pids: [pid_t] { children.map(\.pid) }
+
+    private static func share(of count: Int, child index: Int, among processes: Int) -> Int {
+        count / processes + (index < count % processes ? 1 : 0)
+    }
+
+    /// Registers a GeoClue agent as `id` for the load's user, from the first child.
+    func registerAgent(as id: String) async throws { try await children[0].registerAgent(as: id) }
+
+    /// Starts `count` clients at once, shared out among the children, and waits up to `timeout` seconds for
+    /// their first fixes.
+    @concurrent func round(_ count: Int, _ mode: ConnectionMode, desktopId: String, timeout: Int) async throws -> Round {
+        let shares = children.indices.map { Self.share(of: count, child: $0, among: children.count) }
+        for (child, share) in zip(children, shares) where share > 0 {
+            child.send("round \(share) \(mode.rawValue) \(desktopId) \(timeout)")
+        }
+        var groups: [Int] = []
+        var times: [Double] = []
+        var unserved = 0
+        var refusal: String?
+        for (child, share) in zip(children, shares) {
+            guard share > 0 else {
+                groups.append(-1)
+                continue
+            }
+            let part = try child.roundAnswer()
+            groups.append(part.groups[0])
+            times += part.times
+            unserved += part.unserved
+            refusal = refusal ?? part.refusal
+        }
+        return Round(groups: groups, times: times, unserved: unserved, refusal: refusal)
+    }
+
+    /// Stops and deletes a round's clients, closing their own connections.
+    @concurrent func delete(_ round: Round) async throws {
+        let owners = zip(children, round.groups).filter { $0.1 >= 0 }
+        for (child, group) in owners { child.send("delete \(group)") }
+        for (child, _) in owners { _ = try child.answer(expecting: "ok") }
+    }
+
+    /// `count` clients created, started and deleted, 500 at a time, shared out among the children.
+    @concurrent func churn(_ count: Int, _ mode: ConnectionMode, desktopId: String) async throws {
+        let shares = children.indices.map { Self.share(of: count, child: $0, among: children.count) }
+        for (child, share) in zip(children, shares) where share > 0 {
+            child.send("churn \(share) \(mode.rawValue) \(desktopId)")
+        }
+        for (child, share) in zip(children, shares) where share > 0 { _ = try child.answer(expecting: "ok") }
+    }
+
+    /// The `LocationUpdated` signals the live clients have received.
+    @concurrent func updates() async throws -> Int {
+        children.forEach { $0.send("updates") }
+        var total = 0
+        for child in children {
+            guard let count = try child.answer(expecting: "updates").first.flatMap({ Int($0) }) else {
+                throw TestEnvironmentError("the load's update count was not a number")
+            }
+            total += count
+        }
+        return total
+    }
+
+    /// Tells the children to quit and waits for them.
+    func quit() { children.forEach { $0.quit() } }
+}
+
+/// One child of the load (``LoadChild``), run as `user`, driven one command at a time.
 final class RemoteLoad: @unchecked Sendable {
     private let process: Process
     private let input: FileHandle
@@ -46,13 +130,15 @@ final class RemoteLoad: @unchecked Sendable {
     /// The child's process id, for its CPU time.
     var pid: pid_t { process.processIdentifier }
 
-    /// Sends `command` and returns the answer's words after `expected`; throws on an `error` answer.
-    private func exchange(_ command: String, expecting expected: String) throws -> [Substring] {
-        input.write(Data((command + "\n").utf8))
+    /// Sends one command line.
+    func send(_ command: String) { input.write(Data((command + "\n").utf8)) }
+
+    /// Reads the next answer and returns its words after `expected`; throws on any other answer.
+    func answer(expecting expected: String) throws -> [Substring] {
         let line = try readLine()
         var words = line.split(separator: " ", omittingEmptySubsequences: true)
         guard words.first.map(String.init) == expected else {
-            throw TestEnvironmentError("the load answered \(command) with: \(line)")
+            throw TestEnvironmentError("the load answered: \(line)")
         }
         words.removeFirst()
         return words
@@ -72,39 +158,25 @@ final class RemoteLoad: @unchecked Sendable {
     }
 
     /// Registers a GeoClue agent as `id` for the load's user (GeoClue answers a user's clients only then).
-    @concurrent func registerAgent(as id: String) async throws { _ = try exchange("agent \(id)", expecting: "ok") }
+    @concurrent func registerAgent(as id: String) async throws {
+        send("agent \(id)")
+        _ = try answer(expecting: "ok")
+    }
 
-    /// Starts `count` clients at once, each on a connection of its own or on the pool, and waits up to `timeout`
-    /// seconds for their first fixes.
-    @concurrent func round(_ count: Int, _ mode: ConnectionMode, desktopId: String, timeout: Int) async throws -> Round {
-        let words = try exchange("round \(count) \(mode.rawValue) \(desktopId) \(timeout)", expecting: "round")
+    /// The answer to a `round` command sent before.
+    func roundAnswer() throws -> Round {
+        let words = try answer(expecting: "round")
         guard words.count >= 3, let group = Int(words[0]), let unserved = Int(words[1]) else {
             throw TestEnvironmentError("a round's answer had no group: \(words)")
         }
         let times = words[2] == "-" ? [] : words[2].split(separator: ",").compactMap { Double($0) }
         let refusal = words.count > 3 ? words[3...].joined(separator: " ") : nil
-        return Round(group: group, times: times, unserved: unserved, refusal: refusal)
-    }
-
-    /// Stops and deletes a round's clients, closing their own connections.
-    @concurrent func delete(_ round: Round) async throws { _ = try exchange("delete \(round.group)", expecting: "ok") }
-
-    /// `count` clients created, started and deleted, 500 at a time.
-    @concurrent func churn(_ count: Int, _ mode: ConnectionMode, desktopId: String) async throws {
-        _ = try exchange("churn \(count) \(mode.rawValue) \(desktopId)", expecting: "ok")
-    }
-
-    /// The `LocationUpdated` signals the live clients have received.
-    @concurrent func updates() async throws -> Int {
-        guard let count = try exchange("updates", expecting: "updates").first.flatMap({ Int($0) }) else {
-            throw TestEnvironmentError("the load's update count was not a number")
-        }
-        return count
+        return Round(groups: [group], times: times, unserved: unserved, refusal: refusal)
     }
 
     /// Tells the child to quit and waits for it.
     func quit() {
-        input.write(Data("quit\n".utf8))
+        send("quit")
         process.waitUntilExit()
     }
 }

@@ -134,7 +134,8 @@ struct Report {
         let machine = withUnsafeBytes(of: &system.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let date = ISO8601DateFormatter().string(from: Date())
         return "wbload \(date): \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), soak \(options.soakSeconds) s,"
-            + " one bus with polkitd and the package's policy, load as \(BenchBus.loadUser) with each client on a"
+            + " one bus with polkitd and the package's policy, load as \(BenchBus.loadUser) in"
+            + " \(options.loadProcesses) processes with each client on a"
             + " connection of its own (one round of \(options.clients) pooled on \(options.connections) connections),"
             + " \(options.churn) clients churned, startup median of \(options.startupRuns)"
     }
@@ -177,7 +178,7 @@ struct Report {
             "date": ISO8601DateFormatter().string(from: Date()), "cores": ProcessInfo.processInfo.activeProcessorCount,
             "options": [
                 "soak_seconds": options.soakSeconds, "clients": options.clients, "connections": options.connections,
-                "churn": options.churn, "startup_runs": options.startupRuns,
+                "churn": options.churn, "startup_runs": options.startupRuns, "load_processes": options.loadProcesses,
             ],
             "services": services,
             "gpsd_report_to_location_updated_ms": ["p50": gpsd.p50 as Any? ?? NSNull(), "p99": gpsd.p99 as Any? ?? NSNull()],
