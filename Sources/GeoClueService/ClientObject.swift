@@ -6,7 +6,12 @@ import WhereaboutsCore
 /// `/org/freedesktop/GeoClue2/Client/N`.
 ///
 /// It answers only the connection that created it. Its property changes and signals go to that connection alone
-/// (GeoClue broadcasts the property changes, which leaks coordinates to every peer).
+/// (GeoClue broadcasts the property changes, which leaks coordinates to every peer). `PropertiesChanged` of
+/// Whereabouts' own interfaces (`io.github.whereabouts1.Client`, and `io.github.whereabouts1.Location` of its
+/// Location objects) is sent only once the owner has used them: called one of their methods, or read or written one
+/// of their properties. A GeoClue client, which knows only GeoClue's interfaces, holds no value of theirs to keep
+/// current, and is spared a message for every change of them; it gets every `PropertiesChanged` of GeoClue's
+/// interfaces as before. Signals (`AvailabilityChanged`, `UpdatesTimedOut`) are sent as ever.
 @BusActor
 final class ClientObject: ExportedObject {
     /// The longest `DesktopId` accepted, in bytes: a desktop file name cannot be longer.
@@ -53,6 +58,8 @@ final class ClientObject: ExportedObject {
     private var lastKnown: LocationObject?
     private var pendingRequests: [PendingRequest] = []
     private var authorisation = Authorisation(status: .notDetermined, approximate: false)
+    /// True once the owner has used Whereabouts' own interfaces; until then their `PropertiesChanged` is not sent.
+    private var usesWhereaboutsInterfaces = false
 
     /// A `RequestLocation` waiting for a fix.
     private struct PendingRequest {
@@ -84,8 +91,11 @@ final class ClientObject: ExportedObject {
         sender == owner ? nil : .accessDenied("Access denied")
     }
 
+    /// A property's value for `Get` and `GetAll`, which only the owner may call: a read of ours marks the owner
+    /// as using Whereabouts' interfaces.
     func property(_ name: String, interface: String) -> DBusValue {
-        switch name {
+        if interface == Whereabouts.clientInterface { usesWhereaboutsInterfaces = true }
+        return switch name {
         case "Location": .objectPath(locationPath)
         case "DistanceThreshold": .uint32(thresholds.distance)
         case "TimeThreshold": .uint32(thresholds.time)
@@ -106,6 +116,7 @@ final class ClientObject: ExportedObject {
     ///
     /// GeoClue's thresholds take effect at once; the requested level is read at the next `Start`, as in GeoClue.
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
+        if interface == Whereabouts.clientInterface { usesWhereaboutsInterfaces = true }
         switch name {
         case "DistanceThreshold": thresholds.distance = value.uint32!
         case "TimeThreshold": thresholds.time = value.uint32!
@@ -133,6 +144,7 @@ final class ClientObject: ExportedObject {
     }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
+        if interface == Whereabouts.clientInterface { usesWhereaboutsInterfaces = true }
         switch method {
         case "Start": return try start(call)
         case "RequestLocation": return try requestLocation(call)
@@ -550,7 +562,8 @@ final class ClientObject: ExportedObject {
 
     /// Publishes `fix`, served at `level`, as the answer to a request and returns its path.
     private func answer(with fix: Fix, at level: AccuracyLevel) -> ObjectPath {
-        let object = answers.add(coarsen(fix, to: level), owner: owner, in: service, under: path)
+        let object = answers.add(
+            coarsen(fix, to: level), owner: owner, in: service, under: path, onExtendedRead: extendedRead)
         return object.path
     }
 
@@ -595,7 +608,7 @@ final class ClientObject: ExportedObject {
             return
         }
         let oldPath = streamed.currentPath ?? .root
-        let object = streamed.add(served, owner: owner, in: service, under: path)
+        let object = streamed.add(served, owner: owner, in: service, under: path, onExtendedRead: extendedRead)
         lastSignalled = served
         signalledLevel = servedLevel
         emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
@@ -604,11 +617,12 @@ final class ClientObject: ExportedObject {
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
     }
 
-    /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`.
-    /// Updates `current` in place, telling the owner on both Location interfaces.
+    /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`: on GeoClue's
+    /// Location interface, and on ours once the owner uses Whereabouts' interfaces.
     private func refresh(_ current: LocationObject, with fix: Fix) {
         current.fix = fix
-        for interface in current.interfaces {
+        for interface in current.interfaces
+        where interface.name != Whereabouts.locationInterface || usesWhereaboutsInterfaces {
             service.connection.emitPropertiesChanged(
                 path: current.path, interface: interface.name, changed: current.allProperties(of: interface),
                 destination: owner)
@@ -633,7 +647,8 @@ final class ClientObject: ExportedObject {
         guard service.servicesEnabled, holds.isEmpty, level != .none, let fix = service.lastFix else { return .root }
         let served = coarsen(fix, to: level)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
-        let object = LocationObject(path: path.appending("LastLocation"), owner: owner, fix: served, stale: true)
+        let object = LocationObject(
+            path: path.appending("LastLocation"), owner: owner, fix: served, stale: true, onExtendedRead: extendedRead)
         lastKnown = object
         service.connection.export(object, at: object.path)
         return object.path
@@ -669,8 +684,16 @@ final class ClientObject: ExportedObject {
         service.connection.unexport(path)
     }
 
+    /// Tells the owner that `values` of `interface` changed; a change of ours only once it uses Whereabouts'
+    /// interfaces.
     private func emitChanged(_ values: [String: DBusValue], interface: String) {
+        guard interface != Whereabouts.clientInterface || usesWhereaboutsInterfaces else { return }
         service.connection.emitPropertiesChanged(path: path, interface: interface, changed: values, destination: owner)
+    }
+
+    /// Called when the owner reads `io.github.whereabouts1.Location` of one of the client's Location objects.
+    private var extendedRead: @BusActor () -> Void {
+        { [weak self] in self?.usesWhereaboutsInterfaces = true }
     }
 }
 
@@ -688,9 +711,15 @@ private struct ObjectSet {
     var currentPath: ObjectPath? { current?.path }
 
     /// Exports a new object for `fix`, releasing what the ledger says must go.
-    mutating func add(_ fix: Fix, owner: String, in service: GeoClueService, under client: ObjectPath) -> LocationObject {
+    /// `onExtendedRead` is called when the owner reads the new object's `io.github.whereabouts1.Location`.
+    mutating func add(
+        _ fix: Fix, owner: String, in service: GeoClueService, under client: ObjectPath,
+        onExtendedRead: @escaping @BusActor () -> Void
+    ) -> LocationObject {
         let step = ledger.advance(now: service.clock.monotonicNow)
-        let object = LocationObject(path: client.appending(kind).appending(String(step.new)), owner: owner, fix: fix)
+        let object = LocationObject(
+            path: client.appending(kind).appending(String(step.new)), owner: owner, fix: fix,
+            onExtendedRead: onExtendedRead)
         objects[step.new] = object
         service.connection.export(object, at: object.path)
         release(step.released, from: service)

@@ -14,12 +14,18 @@ final class LocationObject: ExportedObject {
     var fix: Fix
     /// True when the fix is served as the last known location rather than as a current one.
     let stale: Bool
+    /// Called when the owner reads `io.github.whereabouts1.Location`, so that its client sends it that interface's
+    /// `PropertiesChanged` from then on.
+    private let onExtendedRead: @BusActor () -> Void
 
-    init(path: ObjectPath, owner: String, fix: Fix, stale: Bool = false) {
+    init(
+        path: ObjectPath, owner: String, fix: Fix, stale: Bool = false, onExtendedRead: @escaping @BusActor () -> Void
+    ) {
         self.path = path
         self.owner = owner
         self.fix = fix
         self.stale = stale
+        self.onExtendedRead = onExtendedRead
     }
 
     var interfaces: [InterfaceDescription] { [GeoClue.location, Whereabouts.location] }
@@ -32,7 +38,13 @@ final class LocationObject: ExportedObject {
         throw .unknownMethod("No such method \"\(method)\"")
     }
 
+    /// A property's value for `Get` and `GetAll`, which only the owner may call.
     func property(_ name: String, interface: String) -> DBusValue {
+        if interface == Whereabouts.locationInterface { onExtendedRead() }
+        return value(of: name, interface: interface)
+    }
+
+    private func value(of name: String, interface: String) -> DBusValue {
         interface == Whereabouts.locationInterface ? extendedValue(of: name) : LocationObject.value(of: name, in: fix)
     }
 
@@ -63,7 +75,7 @@ final class LocationObject: ExportedObject {
     /// Every property of `interface` (GeoClue's or ours), for `PropertiesChanged` after an in-place update.
     func allProperties(of interface: InterfaceDescription) -> [String: DBusValue] {
         var values: [String: DBusValue] = [:]
-        for property in interface.properties { values[property.name] = self.property(property.name, interface: interface.name) }
+        for property in interface.properties { values[property.name] = value(of: property.name, interface: interface.name) }
         return values
     }
 

@@ -7,9 +7,13 @@ import WhereaboutsCore
 /// A connection's process is looked up once with `Manager.GetSessionByPID`; a process in no session (an app that
 /// a desktop started as a user service, for instance) falls back to its user's graphical session, the `Display`
 /// of `Manager.GetUser`, as polkit does. Each session's `Active` is read once and then followed through
-/// `PropertiesChanged` (and `SessionRemoved`), so a change reaches the clients at once. Signals count only when
+/// `PropertiesChanged` (and `SessionRemoved`), so a change reaches the clients at once; it is followed until the
+/// session ends, not only while a connection is in it, so a process's next connection costs one call, not two
+/// (the match rules select every session's changes either way). Signals count only when
 /// they come from logind's own unique name. Every call has a timeout; logind absent from the bus means nobody can
-/// tell (``LoginSession/unknown``, logged once), a wrong reply is a failure.
+/// tell (``LoginSession/unknown``, logged once), a wrong reply is a failure. Once the bus has said that nobody owns
+/// or can start `org.freedesktop.login1`, logind is not asked again until `NameOwnerChanged` names an owner, so a
+/// machine without logind is not asked one call in vain for every client connection.
 @BusActor
 final class SessionMonitor {
     static let busName = "org.freedesktop.login1"
@@ -37,6 +41,8 @@ final class SessionMonitor {
     private var logindOwner: String?
     private var subscribed = false
     private var reportedAbsence = false
+    /// True from the bus answering that logind is not there until logind gets an owner.
+    private var logindAbsent = false
 
     init(connection: Connection, logger: any Logger) {
         self.connection = connection
@@ -81,12 +87,10 @@ final class SessionMonitor {
     /// The session the connection `busName` was found in, if it was looked up and is in one.
     func sessionPath(of busName: String) -> ObjectPath? { sessionOf[busName] ?? nil }
 
-    /// Forgets a connection that left the bus, and the sessions no remaining connection is in.
+    /// Forgets a connection that left the bus; its session's `Active` is still followed.
     func forget(_ busName: String) {
         if lookups[busName] != nil { departedDuringLookup.insert(busName) }
-        guard sessionOf.removeValue(forKey: busName) != nil else { return }
-        let inUse = Set(sessionOf.values.compactMap { $0 })
-        active = active.filter { inUse.contains($0.key) }
+        sessionOf.removeValue(forKey: busName)
     }
 
     private func state(of path: ObjectPath?) -> LoginSession {
@@ -96,12 +100,15 @@ final class SessionMonitor {
 
     /// The session path of `pid` (`.some(nil)`: in none), or nil when logind is absent.
     private func lookUp(pid: UInt32, uid: UInt32) async throws(Failure) -> ObjectPath?? {
+        guard !logindAbsent else { return nil }
         let reply: Message
         do {
             reply = try await call(Self.managerPath, Self.managerInterface, "GetSessionByPID", [.uint32(pid)])
         } catch {
             switch error.name {
             case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner:
+                // Unless logind got an owner while the answer was on its way.
+                if logindOwner == nil { logindAbsent = true }
                 if !reportedAbsence {
                     reportedAbsence = true
                     logger.notice("logind is not on the bus: login sessions cannot be told apart, so 'when in use' grants hold")
@@ -215,9 +222,11 @@ final class SessionMonitor {
         }
     }
 
+    /// A session ended: its connections' clients are held, and it is no longer followed.
     private func sessionRemoved(_ message: Message) {
         guard fromLogind(message), let path = message.arguments().last?.objectPath, active[path] != nil else { return }
         set(path, active: false)
+        active[path] = nil
     }
 
     /// logind restarted or went away: its unique name changes; the followed sessions are read again.
@@ -225,6 +234,7 @@ final class SessionMonitor {
         guard message.arguments().count == 3, let owner = message.arguments()[2].string else { return }
         logindOwner = owner.isEmpty ? nil : owner
         guard logindOwner != nil else { return }
+        logindAbsent = false
         for path in active.keys {
             BusActor.task { [self] in
                 if let flag = try? await readActive(path) { set(path, active: flag) }
