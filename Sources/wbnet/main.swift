@@ -1,199 +1,106 @@
 // wbnet: figures for network positioning, not tests. Printed by `make bench` beside the other figures.
 //
-//   swift build -c release && .build/release/wbnet [--trials N]
+//   swift build -c release && .build/release/wbnet [--trials N] [--scans N] [--scan-seconds S] [--seed N]
 //
-// 1. Lookups in a simulated hour by a machine that sits still with a client running: Whereabouts' Wi-Fi
-//    provider itself (scripted scans every 10 s, a manual clock, a transport that counts) against GeoClue 2.8's
-//    rule applied to the same scans (re-query when an access point appears or goes, its ±5 dBm cache).
-// 2. Start → first fix for an exact client, the real daemon on a private bus with the wpa_supplicant stand-in
-//    (its scan answering at once) and a loopback HTTPS Ichnaea server: from the cache, and from the server, with
-//    the HTTP round trip alone (libcurl against the same server) shown apart.
-// 3. The daemon's memory at idle with network positioning off and on, and after its first lookup has loaded
-//    libcurl.
-import DBus
+// Everything as users install it: the daemon (built as packaged when WHEREABOUTS_BIN_DIR names that build) with
+// `[authorisation] polkit=true`, a real polkitd on its private bus with the package's policy and rules, a
+// logind stand-in, and apps run as the unprivileged `nobody`, whom one rule (InstalledDaemon.grantRule) lets
+// locate at any time, as an administrator's rule or the user's grant would.
+//
+// 1. Lookups while sitting still with a client running: whereaboutsd and GeoClue 2.6 (its Wi-Fi source, run)
+//    fed the same scripted scans, counted at the one loopback HTTPS Ichnaea server both ask.
+// 2. Start → first fix for a new exact client: from the cache (polkit's answer reused, and asked anew), and
+//    from the server, with libcurl's HTTPS round trip alone shown apart.
+// 3. The daemon's memory with network positioning off, on and idle, after a Start, and after the lookups of 2.
 import Foundation
 import Glibc
-import HTTP
 import Loop
 import TestSupport
-import WhereaboutsCore
 
-/// `--trials N` (default 20).
-func parseTrials(_ arguments: [String]) -> Int {
-    var trials = 20
-    var rest = arguments[...]
-    while let flag = rest.popFirst() {
-        guard flag == "--trials", let text = rest.popFirst(), let value = Int(text), value > 0 else {
-            print("usage: wbnet [--trials N (20)]")
-            exit(2)
-        }
-        trials = value
-    }
-    return trials
-}
-
-func milliseconds(_ nanoseconds: Int64) -> Double { Double(nanoseconds) / 1e6 }
-
-func summary(_ values: [Double]) -> String {
-    guard !values.isEmpty else { return "no samples" }
-    func f(_ p: Double) -> String { String(format: "%.2f", Percentile.of(values, p)!) }
-    return "p50 \(f(50)) ms, p90 \(f(90)) ms, max \(f(100)) ms (n=\(values.count))"
-}
-
-/// `VmRSS` and private pages (`Private_Clean` + `Private_Dirty`) of `pid`, in KiB.
-func memory(_ pid: pid_t) -> (rss: Int, privateKiB: Int) {
-    func kibibytes(_ text: String, _ key: String) -> Int {
-        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return 0 }
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
-    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-    let rollup = (try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8)) ?? ""
-    return (kibibytes(status, "VmRSS:"), kibibytes(rollup, "Private_Clean:") + kibibytes(rollup, "Private_Dirty:"))
-}
-
-func mib(_ kib: Int) -> String { String(format: "%.1f MiB", Double(kib) / 1024) }
-
-/// A private bus with the wpa_supplicant stand-in and the daemon against `server`; `network` false turns
-/// network positioning off.
-@concurrent
-func makeRig(server: IchnaeaServer, authority: TestCertificateAuthority, network: Bool) async throws
-    -> (DaemonHarness, WPASupplicantMock)
-{
-    let bus = try PrivateBus(extraPolicy: WPASupplicantMock.busPolicy)
-    let config = """
-        [network]
-        enable=\(network)
-        ca-file=\(authority.certificateFile.path)
-        [wifi]
-        enable=true
-        url=\(server.url())
-        """
-    let harness = try DaemonHarness(config: config, bus: bus)
-    let wpa = try WPASupplicantMock(bus: bus, interfaces: ["wlan0"], scanDelay: 1)
-    try harness.startDaemon()
-    return (harness, wpa)
-}
-
-/// Access points no earlier trial used, so that the place is unknown to the cache.
-func place(_ trial: Int) -> [WPASupplicantMock.BSS] {
-    (0..<4).map { index in
-        .init(bssid: [0x00, 0x50, UInt8(trial >> 8), UInt8(trial & 0xff), 0x00, UInt8(index)], ssid: "ap\(index)",
-              signal: Int16(-50 - 5 * index))
-    }
-}
-
-/// Makes the stand-in's wlan0 hold `bsses`, as after a scan someone else asked for.
-@concurrent
-func hold(_ bsses: [WPASupplicantMock.BSS], _ wpa: WPASupplicantMock) async throws {
-    try wpa.setScanResults("wlan0", bsses)
-    try wpa.scan("wlan0")
-    let path = try wpa.path(of: "wlan0")
-    let address = bsses[0].properties["BSSID"]
-    for _ in 0..<500 {
-        let output = try WPASupplicantMock.busctl(
-            wpa.bus, ["get-property", WPASupplicantMock.busName, path, "fi.w1.wpa_supplicant1.Interface", "BSSs"])
-        let paths = output.output.split(separator: " ").dropFirst(2).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"\n")) }
-        if paths.count == bsses.count, let first = paths.first {
-            let bssid = try WPASupplicantMock.busctl(
-                wpa.bus, ["get-property", WPASupplicantMock.busName, first, "fi.w1.wpa_supplicant1.BSS", "BSSID"])
-            if case .bytes(let octets)? = address, bssid.output.contains(octets.map(String.init).joined(separator: " ")) {
-                return
-            }
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestEnvironmentError("wlan0 does not hold the new place")
-}
-
-/// Milliseconds from `Start` to the first `LocationUpdated` of a new exact client.
+/// Runs the three parts and prints their figures.
 @BusActor
-func firstFix(_ harness: DaemonHarness) async throws -> Double? {
-    let app = try await GeoClueTestClient(bus: harness.bus)
-    defer { app.close() }
-    let arrivals = try await UpdateArrivals(app)
-    let path = try await app.getClient()
-    try await app.set(path, GeoClueTestClient.clientInterface, "DesktopId", .string("wbnet"))
-    try await app.set(path, GeoClueTestClient.clientInterface, "RequestedAccuracyLevel", .uint32(8))
-    let sent = monotonicNanoseconds()
-    _ = try await app.call(path, GeoClueTestClient.clientInterface, "Start")
-    let deadline = ContinuousClock.now + .seconds(5)
-    while arrivals.times.isEmpty && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
-    _ = try await app.call(path, GeoClueTestClient.clientInterface, "Stop")
-    return arrivals.times.first.map { milliseconds($0 - sent) }
-}
-
-@BusActor
-func run(trials: Int) async throws {
-    print("wbnet: whereaboutsd \(try ProjectPaths.product("whereaboutsd").path), \(ProcessInfo.processInfo.activeProcessorCount) cores")
+func run(_ options: BenchOptions) async throws {
+    let daemonPath = try ProjectPaths.product("whereaboutsd").path
+    print("wbnet: whereaboutsd \(daemonPath), GeoClue \(GeoClueHarness.executable.path) \(packageVersion("geoclue-2.0")), "
+        + "polkitd \(packageVersion("polkitd")); \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())")
+    print("as installed: polkitd on each private bus with polkit/io.github.whereabouts1.policy and the package's rules "
+        + "(\(InstalledDaemon.packageRules.lastPathComponent)), plus /etc/polkit-1/rules.d/\(InstalledDaemon.grantRuleFile): "
+        + "YES to io.github.whereabouts1.location-always for user \(InstalledDaemon.user) and apps \(InstalledDaemon.app), "
+        + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledDaemon.user) is in no "
+        + "login session, where the policy says no); the daemon with [authorisation] polkit=true; a logind stand-in "
+        + "(no process in a session); apps run as \(InstalledDaemon.user) (setpriv; python-dbus, Tests/Servers/location_client.py)")
 
     // 1.
-    print("\n1. Lookups in an hour sitting still, scans every 10 s (12 access points jittering ±8 dBm, 10 weak ones coming and going)")
-    for seed: UInt64 in [1, 2, 3] {
-        let hour = await stationaryHour(seed: seed)
-        print("   seed \(seed): whereaboutsd \(hour.ours), GeoClue 2.8's rule \(hour.geoClue) (model of gclue-wifi.c, not GeoClue run)")
+    let place = StationaryPlace()
+    let realSeconds = Double(options.scans) * options.scanSeconds
+    print("\n1. Lookups sitting still with a client running: \(options.scans) scans (\(place.strong) access points "
+        + "jittering ±\(place.jitter) dBm, \(place.weak) weak ones heard in half the scans; seed \(options.seed)), "
+        + String(format: "%g s apart: %.0f s of scans at 10 s run in %.0f s", options.scanSeconds, Double(options.scans) * 10, realSeconds))
+    print("   each service on a private bus of its own with a wpa_supplicant stand-in, both fed each scan at the same "
+        + "moment (another client's Scan: BSSAdded/BSSRemoved, PropertiesChanged, ScanDone); one loopback HTTPS Ichnaea "
+        + "server, requests counted there")
+    let still = try await compareSittingStill(options)
+    let perHour = 360.0 / Double(still.scans)
+    func hourly(_ count: Int) -> String {
+        still.scans == 360 ? "\(count) an hour (an hour of scans: not scaled)" : String(format: "%.0f an hour (scaled)", Double(count) * perHour)
     }
+    print("   whereaboutsd (as installed, client: \(InstalledDaemon.user)): \(still.oursRequests) requests in "
+        + "\(still.scans) scans = \(hourly(still.oursRequests)); \(still.oursFixes) fixes to its client; "
+        + "\(still.oursOwnScans) scans of its own")
+    print("   GeoClue 2.6 ([wifi] enable=true, url= the same server, its TLS trusting the test CA; client: root, "
+        + "agent registered): \(still.geoClueRequests) requests in \(still.scans) scans = \(hourly(still.geoClueRequests)); "
+        + "\(still.geoClueFixes) fixes to its client; \(still.geoClueOwnScans) scans of its own; its cache "
+        + "\(still.geoClueCache.hits) hits, \(still.geoClueCache.misses) misses")
+    let ratio = still.geoClueRequests > 0
+        ? String(format: "%.3f", Double(still.oursRequests) / Double(still.geoClueRequests)) : "n/a (GeoClue asked nothing)"
+    print("   ratio whereaboutsd / GeoClue: \(ratio); target ≤ 6 lookups an hour")
+    if still.refusedScripted > 0 { print("   scripted scans refused (a service's own scan running) and retried: \(still.refusedScripted)") }
+    if still.geoClueScanRefused { print("   GeoClue logged one of its own scans refused, after which it stops following ScanDone") }
 
     // 2.
     let authority = try TestCertificateAuthority.make()
     defer { authority.remove() }
     let server = try IchnaeaServer(certificates: authority)
     defer { server.stop() }
-    let (harness, wpa) = try await makeRig(server: server, authority: authority, network: true)
-    defer {
-        harness.stop()
-        wpa.stop()
-    }
-    var fromServer: [Double] = []
-    var fromCache: [Double] = []
-    for trial in 0..<trials {
-        // wpa_supplicant holds a new place from someone else's scan, which the daemon reads on starting.
-        try await hold(place(trial), wpa)
-        if let time = try await firstFix(harness) { fromServer.append(time) }
-        if let time = try await firstFix(harness) { fromCache.append(time) }
-    }
-    let transport = CurlTransport(userAgent: "wbnet", caFile: authority.certificateFile.path)
-    var roundTrips: [Double] = []
-    for _ in 0..<trials {
-        let started = monotonicNanoseconds()
-        let body = Array(#"{"wifiAccessPoints":[{"macAddress":"00:11:22:33:44:55","signalStrength":-50},{"macAddress":"00:11:22:33:44:56","signalStrength":-60}]}"#.utf8)
-        if case .success = await transport.post(HTTPRequest(url: server.url(), body: body)) {
-            roundTrips.append(milliseconds(monotonicNanoseconds() - started))
-        }
-    }
-    print("\n2. Start → first fix, exact client, wpa_supplicant holding a recent scan (read on starting; no wait for a scan of ours)")
-    print("   from the cache:           \(summary(fromCache))   target ≤ 50 ms")
-    print("   from the loopback server: \(summary(fromServer))")
-    print("   of which HTTPS round trip alone (libcurl, new connection each): \(summary(roundTrips))")
+    let rig = try InstalledDaemon(url: server.url(), authority: authority)
+    defer { rig.stop() }
+    let runtime = mapsSwiftRuntime(try rig.pid) ? "the Swift runtime's shared libraries" : "the Swift runtime linked in"
+    let fixes = try await measureFirstFixes(rig, server: server, authority: authority, trials: options.trials)
+    print("\n2. Start → first fix, exact client run as \(InstalledDaemon.user), wpa_supplicant holding a recent scan "
+        + "(read on starting; no wait for a scan of ours); the daemon with \(runtime)")
+    print("   from the cache, polkit's answer reused:  \(summary(fixes.fromCache))   target ≤ 50 ms")
+    print("   from the cache, polkit asked (new app):  \(summary(fixes.fromCacheAskingPolkit))")
+    print("   from the loopback server:                \(summary(fixes.fromServer))")
+    print("   of which HTTPS round trip alone (libcurl, new connection each): \(summary(fixes.roundTrips))")
+    print("   polkitd ran the rule \(fixes.polkitChecks) times for \(fixes.starts) Starts")
 
     // 3.
-    let pid = try daemonPID(harness)
-    let afterLookups = memory(pid)
-    let (offHarness, offWPA) = try await makeRig(server: server, authority: authority, network: false)
-    let off = memory(try daemonPID(offHarness))
-    offHarness.stop()
-    offWPA.stop()
-    let (idleHarness, idleWPA) = try await makeRig(server: server, authority: authority, network: true)
-    try await Task.sleep(for: .milliseconds(300))
-    let idle = memory(try daemonPID(idleHarness))
-    idleHarness.stop()
-    idleWPA.stop()
-    print("\n3. Daemon memory (RSS / private)")
-    print("   network positioning off:                   \(mib(off.rss)) / \(mib(off.privateKiB))")
-    print("   on, idle (libcurl not loaded):             \(mib(idle.rss)) / \(mib(idle.privateKiB))")
-    print("   on, after \(2 * trials) fixes (libcurl loaded): \(mib(afterLookups.rss)) / \(mib(afterLookups.privateKiB))")
-    print("   what libcurl and TLS add once loaded:      \(mib(afterLookups.rss - idle.rss)) RSS")
+    let afterLookups = memory(try rig.pid)
+    let stages = try await measureDaemonMemory(server: server, authority: authority)
+    print("\n3. Daemon memory (RSS / private), as installed")
+    print("   network positioning off, idle:                  \(mib(stages.off.rss)) / \(mib(stages.off.privateKiB))")
+    print("   on, idle (neither polkit nor libcurl loaded):   \(mib(stages.idle.rss)) / \(mib(stages.idle.privateKiB))")
+    print("   on, after one Start, nothing to look up\(stages.startGotFix ? " (it got a fix!)" : ""): "
+        + "\(mib(stages.afterStart.rss)) / \(mib(stages.afterStart.privateKiB))  (polkit asked: libpolkit-gobject and GLib loaded)")
+    print("   on, after \(fixes.starts) fixes (\(fixes.fromServer.count) lookups; libcurl loaded): "
+        + "\(mib(afterLookups.rss)) / \(mib(afterLookups.privateKiB))")
 }
 
-/// The daemon's process id.
-func daemonPID(_ harness: DaemonHarness) throws -> pid_t {
-    guard let pid = harness.daemon?.pid else { throw TestEnvironmentError("the daemon is not running") }
-    return pid
+/// The installed version of Debian package `name`, from dpkg's status file.
+func packageVersion(_ name: String) -> String {
+    let status = (try? String(contentsOfFile: "/var/lib/dpkg/status", encoding: .utf8)) ?? ""
+    for stanza in status.components(separatedBy: "\n\n") where stanza.hasPrefix("Package: \(name)\n") {
+        if let line = stanza.split(separator: "\n").first(where: { $0.hasPrefix("Version: ") }) {
+            return String(line.dropFirst("Version: ".count))
+        }
+    }
+    return "(not installed)"
 }
 
-let trials = parseTrials(Array(CommandLine.arguments.dropFirst()))
+let options = BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
 Task { @BusActor in
     do {
-        try await run(trials: trials)
+        try await run(options)
         exit(0)
     } catch {
         print("wbnet: \(error)")
