@@ -2,8 +2,9 @@
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
 # the release products, runs wbbench for the gpsd path (whereaboutsd only), wbnet for network positioning (both
 # services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
-# with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/. BENCH_SOAK_SECONDS (600) sets the length of the
-# 1 fix/s soak with 1000 clients; a shorter one gives a quick run. Not a test: figures for the README.
+# with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
+# BENCH_SOAK_SECONDS (600) sets the length of the 1 fix/s soak with 1000 clients; a shorter one gives a quick run.
+# Not a test: figures for the README.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh

@@ -11,7 +11,8 @@ final class LoadClient {
     let createdAt: Int64
     /// Monotonic nanoseconds when the first `LocationUpdated` arrived.
     private(set) var firstUpdateAt: Int64?
-    var subscription: SignalSubscription?
+    /// Its matches: `LocationUpdated`, and `PropertiesChanged` of the client interface.
+    var subscriptions: [SignalSubscription] = []
     private var waiter: CheckedContinuation<Void, Never>?
 
     init(path: ObjectPath, connection: LoadConnection, createdAt: Int64) {
@@ -64,15 +65,24 @@ final class LoadConnection {
             arguments: arguments, timeout: .seconds(120))
     }
 
-    /// `CreateClient`, a match for its `LocationUpdated`, `DesktopId`, `RequestedAccuracyLevel` 8, `Start`.
+    /// `CreateClient`, matches for its `LocationUpdated` and `PropertiesChanged` (as a GDBus proxy of the client has),
+    /// `DesktopId`, `RequestedAccuracyLevel` 8, `Start`.
     func startClient(desktopId: String) async throws(DBusError) -> LoadClient {
         let createdAt = monotonicNanoseconds()
         let reply = try await call(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "CreateClient")
         guard let path = reply.first?.objectPath else { throw .failed("CreateClient returned no path") }
         let client = LoadClient(path: path, connection: self, createdAt: createdAt)
-        client.subscription = try await connection.subscribe(
-            SignalMatch(path: path, interface: GeoClueTestClient.clientInterface, member: "LocationUpdated")
-        ) { [weak client] _ in client?.updateArrived(at: monotonicNanoseconds()) }
+        client.subscriptions.append(
+            try await connection.subscribe(
+                SignalMatch(path: path, interface: GeoClueTestClient.clientInterface, member: "LocationUpdated")
+            ) { [weak client] _ in client?.updateArrived(at: monotonicNanoseconds()) })
+        // As a GDBus proxy of the client does, which libgeoclue, the portal and browsers use.
+        client.subscriptions.append(
+            try await connection.subscribe(
+                SignalMatch(
+                    path: path, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                    stringArguments: [0: GeoClueTestClient.clientInterface])
+            ) { _ in })
         let properties = "org.freedesktop.DBus.Properties"
         let interface = GeoClueTestClient.clientInterface
         _ = try await call(path, properties, "Set", [.string(interface), .string("DesktopId"), .variant(.string(desktopId))])
@@ -83,7 +93,7 @@ final class LoadConnection {
 
     /// `DeleteClient`, and the match removed.
     func delete(_ client: LoadClient) async throws(DBusError) {
-        if let subscription = client.subscription { connection.unsubscribe(subscription) }
+        client.subscriptions.forEach { connection.unsubscribe($0) }
         _ = try await call(
             GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "DeleteClient", [.objectPath(client.path)])
     }
