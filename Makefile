@@ -152,7 +152,7 @@ $(eval $(call fuzz_module,DBus,Loop))
 $(eval $(call fuzz_module,GPSD,WhereaboutsCore WhereaboutsProviders Loop CGPSD))
 
 # The C shim over libgps, instrumented the same way, with the module map SwiftPM would generate for it.
-$(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/include/*.h)
+$(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/*.h Sources/CGPSD/include/*.h)
 	@mkdir -p $(FUZZ_OUT)/CGPSD
 	printf 'module CGPSD {\n    umbrella "%s"\n    export *\n}\n' $(CURDIR)/Sources/CGPSD/include \
 	    >$(FUZZ_OUT)/CGPSD/module.modulemap
@@ -164,7 +164,7 @@ $(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/include/*.h)
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz-%: Fuzz/Targets/%.swift Fuzz/Support/*.swift $$(foreach module,$$(FUZZ_MODULES_$$*),$(FUZZ_OUT)/$$(module).o)
-	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name FuzzTarget -use-ld=lld $(filter %.swift %.o,$^) -ldbus-1 -lgps -o $@
+	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name FuzzTarget -use-ld=lld $(filter %.swift %.o,$^) -ldbus-1 -o $@
 
 fuzz-build: fuzz-tools $(foreach target,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz-$(target))
 

@@ -35,10 +35,9 @@ let package = Package(
         .target(name: "Loop", swiftSettings: strict),
         // The only module that imports libdbus.
         .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
-        // C interop with libgps: a flat copy of gpsd's reports, so the struct layout stays in C.
-        .target(
-            name: "CGPSD", cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])],
-            linkerSettings: [.linkedLibrary("gps")]),
+        // C interop with libgps, loaded with dlopen at the first connection: a flat copy of gpsd's reports, so the
+        // struct layout stays in C.
+        .target(name: "CGPSD", cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])]),
         // The only Swift module that touches libgps: the gpsd provider.
         .target(
             name: "GPSD", dependencies: ["CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop"],
@@ -70,7 +69,7 @@ let package = Package(
         // Network positioning figures (make bench): .build/release/wbnet.
         .executableTarget(
             name: "wbnet",
-            dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore", "WhereaboutsProviders"],
+            dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore"],
             swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),

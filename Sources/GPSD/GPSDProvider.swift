@@ -10,10 +10,12 @@ import WhereaboutsProviders
 
 /// Fixes from gpsd through libgps (`[gpsd]`): watched only while started, reconnecting with backoff.
 ///
-/// libgps blocks, so each watch runs on a thread of its own and hands fixes to the bus thread. When gpsd goes
-/// away the provider becomes unavailable at once and keeps trying to reconnect (0.25 s doubling to 8 s); fixes
-/// resume when gpsd returns. On connecting it asks gpsd for its latest fix (`?POLL;`), so a client that starts
-/// while gpsd already has a fix gets it at once rather than at the next report.
+/// libgps is loaded at the first connection (the shim's `dlopen`), so a daemon whose clients never need gpsd
+/// never maps it; a libgps that cannot be loaded fails the connection with the loader's reason, retried as any
+/// other failure. libgps blocks, so each watch runs on a thread of its own and hands fixes to the bus thread.
+/// When gpsd goes away the provider becomes unavailable at once and keeps trying to reconnect (0.25 s doubling to
+/// 8 s); fixes resume when gpsd returns. On connecting it asks gpsd for its latest fix (`?POLL;`), so a client
+/// that starts while gpsd already has a fix gets it at once rather than at the next report.
 ///
 /// gpsd answers `?POLL` with what it holds of the current epoch, which mid-epoch is only part of it (say the
 /// position and time of a GGA, before the RMC with the course). That is still one epoch's data, and the epoch's

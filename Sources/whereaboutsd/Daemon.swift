@@ -12,6 +12,9 @@ import WhereaboutsStorage
 @BusActor
 enum Daemon {
     private static var idleTimer: TimerID?
+    private static var codeReleaseTimer: TimerID?
+    /// How long the daemon is without clients before it releases its code pages.
+    private static let codeReleaseDelay = Duration.seconds(1)
 
     /// Starts everything on the bus thread; a failure to start ends the process with status 1.
     nonisolated static func launch(_ options: Options) {
@@ -71,12 +74,16 @@ enum Daemon {
         service.setAvailableLevel(providers.availableLevel)
         service.providerStatus = { providers.status }
         service.simulator = ReplaySimulator(providers: providers, clock: clock)
-        service.onClientCountChanged = { count in armIdleExit(options.idleTimeout, clients: count, logger: logger) }
+        service.onClientCountChanged = { count in
+            armIdleExit(options.idleTimeout, clients: count, logger: logger)
+            armCodeRelease(clients: count)
+        }
         BusActor.task {
             do {
                 try await service.start()
                 logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
                 armIdleExit(options.idleTimeout, clients: service.clientCount, logger: logger)
+                armCodeRelease(clients: service.clientCount)
             } catch {
                 logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
                 exit(1)
@@ -137,6 +144,18 @@ enum Daemon {
         idleTimer = EventLoop.main.schedule(after: .seconds(Int(timeout))) {
             logger.notice("not used for \(timeout) seconds; exiting")
             exit(0)
+        }
+    }
+
+    /// Releases the executable's code pages (``ExecutableCode``) once the daemon has been without clients for
+    /// ``codeReleaseDelay``, after the start and whenever the last client leaves; a client arriving first cancels it.
+    private static func armCodeRelease(clients: Int) {
+        if let codeReleaseTimer { EventLoop.main.cancel(codeReleaseTimer) }
+        codeReleaseTimer = nil
+        guard clients == 0 else { return }
+        codeReleaseTimer = EventLoop.main.schedule(after: codeReleaseDelay) {
+            codeReleaseTimer = nil
+            ExecutableCode.requestRelease()
         }
     }
 }

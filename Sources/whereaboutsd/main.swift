@@ -1,6 +1,6 @@
-// whereaboutsd: parse the command line, then hand over to the daemon on the bus thread.
-import Glibc
+// whereaboutsd: parse the command line, then hand over to the daemon on the bus thread; the main thread is left
+// to release the code pages while the daemon is idle.
 
 let options = Options.parseOrExit(Array(CommandLine.arguments.dropFirst()))
 Daemon.launch(options)
-while true { pause() }
+ExecutableCode.serveReleases(logger: JournalLogger())

@@ -1,4 +1,5 @@
-/* A flat view of libgps, so that gps_data_t's layout and gpsd's API churn stay in this C file. */
+/* A flat view of libgps, so that gps_data_t's layout and gpsd's API churn stay in this C file. libgps is loaded
+ * with dlopen at the first connection: a process that never connects to gpsd never maps it. */
 #ifndef WHEREABOUTS_GPSD_SHIM_H
 #define WHEREABOUTS_GPSD_SHIM_H
 
@@ -27,7 +28,9 @@ typedef struct {
 
 typedef struct wb_gps wb_gps;
 
-/* Connects to gpsd at host:port (blocking). Returns NULL and sets *error to a message on failure. */
+/* Connects to gpsd at host:port (blocking), loading libgps first if no connection has (it is never unloaded).
+ * Returns NULL and sets *error to a message on failure, the loader's when libgps cannot be loaded; the message
+ * stays valid on the calling thread until its next call. */
 wb_gps *wb_gps_open(const char *host, const char *port, const char **error);
 /* Starts (enable != 0) or stops streaming JSON reports. Returns 0 on success. */
 int wb_gps_watch(wb_gps *gps, int enable);
