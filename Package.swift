@@ -15,6 +15,8 @@ let package = Package(
         // C interop: libdbus headers, nothing else.
         .systemLibrary(
             name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // C interop: glibc's allocator controls (<malloc.h>), for the daemon's memory handed back after bursts.
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         // C interop: libpolkit-gobject-1 and the GLib it links, loaded with dlopen at the first check.
         .target(
             name: "CPolkit", exclude: ["abi-check.c"],
@@ -58,7 +60,7 @@ let package = Package(
             name: "whereaboutsd",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
-                "DBus", "Loop", "HTTP", "WiFi",
+                "DBus", "Loop", "HTTP", "WiFi", "CMalloc",
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),

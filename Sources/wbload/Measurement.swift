@@ -233,8 +233,9 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
 
     try await load.delete(active)
     try await load.delete(keeper)
-    // Warm up the allocator with a first round of clients, then take the baseline.
-    try await load.churn(min(options.churn, 1000), .own, desktopId: Contender.desktopId)
+    // Warm up the allocator with a first round of clients as many at once as the churn will have (each load process
+    // churns 500 at a time), then take the baseline.
+    try await load.churn(min(options.churn, 500 * options.loadProcesses), .own, desktopId: Contender.desktopId)
     await pause(seconds: 3)
     figures.beforeChurn = ProcessFigures.memory(pid)
     log("\(kind.rawValue): \(options.churn) clients created and removed, each on a connection of its own")

@@ -12,9 +12,16 @@ import WhereaboutsStorage
 @BusActor
 enum Daemon {
     private static var idleTimer: TimerID?
-    private static var codeReleaseTimer: TimerID?
-    /// How long the daemon is without clients before it releases its code pages.
-    private static let codeReleaseDelay = Duration.seconds(1)
+    private static var memoryReleaseTimer: TimerID?
+    /// The most clients served at once since memory was last handed back.
+    private static var clientPeak = 0
+    /// How long the number of clients must hold still before memory is handed back.
+    private static let memoryReleaseDelay = Duration.seconds(1)
+    /// How far the clients must fall below their peak (and to at most half of it) for the heap to be trimmed while
+    /// some are left.
+    private static let heapReleaseDrop = 512
+    /// The messages still waiting for the bus below which memory is handed back.
+    private static let drainedBytes = 64 << 10
 
     /// Starts everything on the bus thread; a failure to start ends the process with status 1.
     nonisolated static func launch(_ options: Options) {
@@ -64,8 +71,10 @@ enum Daemon {
             }
             staticProvider?.setLocation(location)
         }
+        let backpressure = FixBackpressure(connection: connection, logger: logger) { service.deliver($0) }
+        backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
         providers.onFix = { fix in
-            service.deliver(fix)
+            backpressure.offer(fix)
             if fix.provider.isSatellite { network.wifi?.observeSatelliteFix(fix) }
         }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
@@ -76,14 +85,14 @@ enum Daemon {
         service.simulator = ReplaySimulator(providers: providers, clock: clock)
         service.onClientCountChanged = { count in
             armIdleExit(options.idleTimeout, clients: count, logger: logger)
-            armCodeRelease(clients: count)
+            armMemoryRelease(clients: count, connection: connection)
         }
         BusActor.task {
             do {
                 try await service.start()
                 logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
                 armIdleExit(options.idleTimeout, clients: service.clientCount, logger: logger)
-                armCodeRelease(clients: service.clientCount)
+                armMemoryRelease(clients: service.clientCount, connection: connection)
             } catch {
                 logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
                 exit(1)
@@ -147,15 +156,31 @@ enum Daemon {
         }
     }
 
-    /// Releases the executable's code pages (``ExecutableCode``) once the daemon has been without clients for
-    /// ``codeReleaseDelay``, after the start and whenever the last client leaves; a client arriving first cancels it.
-    private static func armCodeRelease(clients: Int) {
-        if let codeReleaseTimer { EventLoop.main.cancel(codeReleaseTimer) }
-        codeReleaseTimer = nil
-        guard clients == 0 else { return }
-        codeReleaseTimer = EventLoop.main.schedule(after: codeReleaseDelay) {
-            codeReleaseTimer = nil
-            ExecutableCode.requestRelease()
+    /// Hands memory back (``IdleMemory``) once the number of clients has held still for ``memoryReleaseDelay``:
+    /// the heap's free pages when the clients fell to at most half of their peak since the last release and by at
+    /// least ``heapReleaseDrop`` (a burst of them, or one user's attack, is gone), and the code pages too when none
+    /// is left (after the start and whenever the last client leaves). A change meanwhile decides afresh; while more
+    /// than ``drainedBytes`` of messages still wait for the bus, the release waits too, as they are memory in use.
+    private static func armMemoryRelease(clients: Int, connection: Connection) {
+        clientPeak = max(clientPeak, clients)
+        if let memoryReleaseTimer { EventLoop.main.cancel(memoryReleaseTimer) }
+        memoryReleaseTimer = nil
+        let scope: IdleMemory.Scope
+        if clients == 0 {
+            scope = .heapAndCode
+        } else if clientPeak - clients >= heapReleaseDrop, clients <= clientPeak / 2 {
+            scope = .heap
+        } else {
+            return
+        }
+        memoryReleaseTimer = EventLoop.main.schedule(after: memoryReleaseDelay) {
+            memoryReleaseTimer = nil
+            guard connection.outgoingBytes <= drainedBytes else {
+                armMemoryRelease(clients: clients, connection: connection)
+                return
+            }
+            clientPeak = clients
+            IdleMemory.requestRelease(scope)
         }
     }
 }

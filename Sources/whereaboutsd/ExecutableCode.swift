@@ -14,50 +14,21 @@ import WhereaboutsCore
 /// segments are left alone, as their pages may differ from the file. Nothing is released while a debugger is
 /// attached, whose breakpoints live in written copies of code pages.
 ///
-/// Code that runs after the release maps its pages back, so the release is made by the main thread, which has
-/// nothing else to do, a moment after the bus thread asked for it and went back to waiting; the mappings are found
-/// once, and after the calls only the main thread's wait for the next request runs.
+/// Code that runs after the release maps its pages back, so ``IdleMemory`` has the main thread, which has nothing
+/// else to do, make the release a moment after the bus thread asked for it and went back to waiting; the mappings
+/// are found once, and after the calls only the main thread's wait for the next request runs.
 enum ExecutableCode {
     /// Why the pages could not be released.
     struct ReleaseError: Error, CustomStringConvertible {
         var description: String
     }
 
-    /// Posted by ``requestRelease()``, awaited by ``serveReleases(logger:)``.
-    private nonisolated(unsafe) static let requests: UnsafeMutablePointer<sem_t> = {
-        let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
-        sem_init(semaphore, 0, 0)
-        return semaphore
-    }()
-
-    /// How long the main thread waits after a request before releasing, so that the thread that asked is back in
-    /// its wait.
-    private static let settleMicroseconds: useconds_t = 20_000
-
     /// The executable's code mappings, found by the main thread at its first release (they never change).
     private nonisolated(unsafe) static var mappings: [CodeMapping]?
 
-    /// Asks the main thread to release the pages; returns at once.
-    static func requestRelease() { sem_post(requests) }
-
-    /// Serves ``requestRelease()`` on the calling thread, the main thread, for the life of the process. A failure
-    /// is logged once and costs nothing but the memory.
-    static func serveReleases(logger: any Logger) -> Never {
-        var failed = false
-        while true {
-            guard sem_wait(requests) == 0 else { continue }
-            usleep(settleMicroseconds)
-            do {
-                try release()
-            } catch {
-                if !failed { logger.notice("cannot release the code pages while idle: \(error)") }
-                failed = true
-            }
-        }
-    }
-
-    /// Releases the resident pages of the executable's code mappings (none under a debugger).
-    private static func release() throws(ReleaseError) {
+    /// Releases the resident pages of the executable's code mappings (none under a debugger). Called by the main
+    /// thread alone.
+    static func release() throws(ReleaseError) {
         guard try !isTraced() else { return }
         if mappings == nil { mappings = try findMappings() }
         for mapping in mappings ?? [] {

@@ -1,0 +1,58 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// Fixes handed to the service (`LocationUpdated` and `PropertiesChanged` for every client) only while the bus
+/// keeps up with what the daemon sends: a ``DeliveryGate`` over libdbus's outgoing queue, checked every
+/// ``pollInterval`` while a fix is held. Holding starts and ends with a log line, and ``onCaughtUp`` is called
+/// when it ends (the backlog's memory is free then).
+@BusActor
+public final class FixBackpressure {
+    /// How often the queue is looked at while a fix is held.
+    static let pollInterval: Duration = .milliseconds(20)
+
+    private let connection: Connection
+    private let logger: any Logger
+    private let deliver: @BusActor (Fix) -> Void
+    private var gate = DeliveryGate()
+    private var timer: TimerID?
+    /// Called when a held fix went out: the bus has taken the backlog.
+    public var onCaughtUp: (@BusActor () -> Void)?
+
+    /// Hands `connection`'s fixes to `deliver` as the bus allows.
+    public init(connection: Connection, logger: any Logger, deliver: @escaping @BusActor (Fix) -> Void) {
+        self.connection = connection
+        self.logger = logger
+        self.deliver = deliver
+    }
+
+    /// A new fix from the providers.
+    public func offer(_ fix: Fix) {
+        let holding = gate.held != nil
+        if let now = gate.offer(fix, queued: connection.outgoingBytes) {
+            deliver(now)
+            return
+        }
+        if !holding {
+            logger.notice(
+                "the bus is not keeping up (\(connection.outgoingBytes / 1024) KiB waiting to be sent): fixes are held, the newest sent when it has caught up")
+        }
+        armPoll()
+    }
+
+    private func armPoll() {
+        guard timer == nil else { return }
+        timer = EventLoop.main.schedule(after: Self.pollInterval) { [weak self] in
+            guard let self else { return }
+            timer = nil
+            let replaced = gate.replaced
+            if let fix = gate.drained(queued: connection.outgoingBytes) {
+                logger.notice("the bus has caught up: the newest fix is sent (\(replaced) older ones were skipped)")
+                deliver(fix)
+                onCaughtUp?()
+            } else if gate.held != nil {
+                armPoll()
+            }
+        }
+    }
+}
