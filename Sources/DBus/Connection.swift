@@ -22,6 +22,10 @@ public final class Connection {
     public let uniqueName: String
 
     private var objects: [ObjectPath: any ExportedObject] = [:]
+    /// The connection each object is shown to, for objects shown to one connection only.
+    private var owners: [ObjectPath: String] = [:]
+    /// For each node on the way to an exported object, the child nodes that lead to objects, and whose.
+    private var nodes: [String: ChildNodes] = [:]
     private var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]
     private var nextHandlerID: UInt64 = 1
     private var closed = false
@@ -68,6 +72,8 @@ public final class Connection {
         dbus_connection_flush(raw)
         dbus_connection_close(raw)
         objects.removeAll()
+        owners.removeAll()
+        nodes.removeAll()
         signalHandlers.removeAll()
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
@@ -257,26 +263,55 @@ public final class Connection {
 
     // MARK: Exported objects
 
-    /// Serves `object` at `path`, replacing any object there.
-    public func export(_ object: any ExportedObject, at path: ObjectPath) {
+    /// Serves `object` at `path`, replacing any object there. With `owner` (a unique bus name), introspection
+    /// shows the object, and the nodes on the way to it, to that connection alone.
+    public func export(_ object: any ExportedObject, at path: ObjectPath, visibleTo owner: String? = nil) {
+        if objects[path] != nil { unindex(path) }
         objects[path] = object
+        if let owner { owners[path] = owner }
+        forEachStep(to: path) { node, child in nodes[node, default: ChildNodes()].add(child, owner: owner) }
     }
 
     /// Stops serving the object at `path`.
     public func unexport(_ path: ObjectPath) {
-        objects[path] = nil
+        guard objects.removeValue(forKey: path) != nil else { return }
+        unindex(path)
+    }
+
+    private func unindex(_ path: ObjectPath) {
+        let owner = owners.removeValue(forKey: path)
+        // In place: a copy of a node with thousands of children would make every removal cost them all.
+        forEachStep(to: path) { node, child in
+            nodes[node]?.remove(child, owner: owner)
+            if nodes[node]?.isEmpty == true { nodes[node] = nil }
+        }
+    }
+
+    /// Calls `body` with each node from the root down to `path`'s parent and the name of its child on the way.
+    private func forEachStep(to path: ObjectPath, _ body: (String, Substring) -> Void) {
+        var node = "/"
+        for element in path.rawValue.split(separator: "/") {
+            body(node, element)
+            node = node == "/" ? "/" + element : node + "/" + element
+        }
     }
 
     /// The object served at `path`.
     public func object(at path: ObjectPath) -> (any ExportedObject)? { objects[path] }
 
-    /// The names of the nodes directly below `path` that lead to exported objects.
-    func childNodes(of path: ObjectPath) -> [String] {
-        let prefix = path.rawValue == "/" ? "/" : path.rawValue + "/"
-        var names = Set<Substring>()
-        for key in objects.keys where key.rawValue.hasPrefix(prefix) && key.rawValue.count > prefix.count {
-            let rest = key.rawValue.dropFirst(prefix.count)
-            names.insert(rest.prefix { $0 != "/" })
+    /// True when the object at `path` may be introspected by `sender`.
+    func isVisible(_ path: ObjectPath, to sender: String) -> Bool {
+        guard let owner = owners[path] else { return true }
+        return owner == sender
+    }
+
+    /// The names of the nodes directly below `path` that lead to objects `sender` may see, in numeric order where
+    /// they are numbers; the work is in what `sender` may see, not in what is exported.
+    func childNodes(of path: ObjectPath, visibleTo sender: String) -> [String] {
+        guard let children = nodes[path.rawValue] else { return [] }
+        var names = Array(children.everyone.keys)
+        if let mine = children.owned[sender] {
+            for name in mine.keys where children.everyone[name] == nil { names.append(name) }
         }
         return names.map(String.init).sorted { a, b in
             if let x = UInt64(a), let y = UInt64(b) { return x < y }
@@ -332,7 +367,9 @@ public final class Connection {
         let interface = message.interface
         let object = objects[path]
         if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
-            let xml = Introspection.document(interfaces: object?.interfaces ?? [], children: childNodes(of: path))
+            // A caller sees the objects everyone may see and its own; another connection's are not there for it.
+            let shown = isVisible(path, to: call.sender) ? object?.interfaces ?? [] : []
+            let xml = Introspection.document(interfaces: shown, children: childNodes(of: path, visibleTo: call.sender))
             return .values([.string(xml)])
         }
         guard let object else { throw .unknownMethod("Object does not exist at path \"\(path)\"") }
@@ -492,6 +529,38 @@ public final class Connection {
     private static func toggleTimeout(_ timeout: OpaquePointer) {
         guard let data = dbus_timeout_get_data(timeout) else { return }
         arm(timeout, Unmanaged<TimeoutBox>.fromOpaque(data).takeUnretainedValue())
+    }
+}
+
+/// The child nodes of one node that lead to exported objects: how many objects lie below each, those everyone
+/// may see and those of each owner apart, so that listing what one connection may see costs only that.
+struct ChildNodes {
+    var everyone: [Substring: Int] = [:]
+    var owned: [String: [Substring: Int]] = [:]
+
+    var isEmpty: Bool { everyone.isEmpty && owned.isEmpty }
+
+    mutating func add(_ child: Substring, owner: String?) {
+        if let owner {
+            owned[owner, default: [:]][child, default: 0] += 1
+        } else {
+            everyone[child, default: 0] += 1
+        }
+    }
+
+    mutating func remove(_ child: Substring, owner: String?) {
+        if let owner {
+            guard owned[owner] != nil else { return }
+            ChildNodes.decrement(&owned[owner]!, child)
+            if owned[owner]!.isEmpty { owned[owner] = nil }
+        } else {
+            ChildNodes.decrement(&everyone, child)
+        }
+    }
+
+    private static func decrement(_ counts: inout [Substring: Int], _ child: Substring) {
+        let count = (counts[child] ?? 1) - 1
+        counts[child] = count > 0 ? count : nil
     }
 }
 

@@ -78,6 +78,13 @@ public enum Reply: Sendable {
     case later
 }
 
+/// Properties read for a `Get` or `GetAll`: their values now, or work that finds them, for a read that needs
+/// asynchronous work first (who the caller is, for instance), after which the call is answered.
+public enum PropertyRead {
+    case values([String: DBusValue])
+    case later(@BusActor () async throws(DBusError) -> [String: DBusValue])
+}
+
 /// An object served on the bus. The connection does the generic work (routing, introspection, the standard
 /// `org.freedesktop.DBus.Properties` methods, signature and access checks, error replies); the object supplies
 /// its state and behaviour.
@@ -95,6 +102,10 @@ public protocol ExportedObject: AnyObject {
     /// The current value of a readable property declared in `interfaces`.
     func property(_ name: String, interface: String) -> DBusValue
 
+    /// The readable properties `names` of `interface` for the `Get` or `GetAll` call `call`, now or later. By
+    /// default each is ``property(_:interface:)``, read at once.
+    func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead
+
     /// Writes a writable property; `value` already has the declared type.
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError)
 
@@ -106,6 +117,12 @@ public protocol ExportedObject: AnyObject {
 
 extension ExportedObject {
     public func checkAccess(sender: String) -> DBusError? { nil }
+
+    public func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead {
+        var values: [String: DBusValue] = [:]
+        for name in names { values[name] = property(name, interface: interface) }
+        return .values(values)
+    }
 
     public func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
         throw .invalidArgs("Property \"\(name)\" is not writable")
@@ -135,6 +152,9 @@ public final class MethodCall {
     /// The connection the call arrived on.
     public let connection: Connection
     private var answered = false
+    /// Called once when the call is answered (a reply or an error, sent or not), for a caller that counts the
+    /// calls it holds.
+    public var onAnswered: (@BusActor () -> Void)?
 
     init(message: Message, connection: Connection) {
         self.message = message
@@ -151,7 +171,7 @@ public final class MethodCall {
     /// Sends the successful reply; later answers are ignored.
     public func reply(_ values: [DBusValue] = []) {
         guard !answered else { return }
-        answered = true
+        markAnswered()
         guard !message.noReplyExpected else { return }
         do {
             connection.send(try message.methodReturn(values))
@@ -163,9 +183,16 @@ public final class MethodCall {
     /// Sends an error reply; later answers are ignored.
     public func fail(_ error: DBusError) {
         guard !answered else { return }
-        answered = true
+        markAnswered()
         guard !message.noReplyExpected else { return }
         sendError(error)
+    }
+
+    private func markAnswered() {
+        answered = true
+        let handler = onAnswered
+        onAnswered = nil
+        handler?()
     }
 
     private func sendError(_ error: DBusError) {

@@ -18,7 +18,10 @@ enum PropertiesDispatch {
             guard property.1.access != .write else {
                 throw .invalidArgs("Property \"\(property.1.name)\" is not readable")
             }
-            return .values([.variant(object.property(property.1.name, interface: property.0))])
+            let name = property.1.name
+            return answer(call, object.read([name], interface: property.0, call: call)) { values in
+                [.variant(values[name] ?? object.property(name, interface: property.0))]
+            }
         case "GetAll":
             guard call.message.signature == "s" else { throw signatureError(call, expected: "s") }
             let interfaceName = arguments[0].string!
@@ -27,11 +30,8 @@ enum PropertiesDispatch {
                 throw .invalidArgs("No such interface \"\(interfaceName)\" on object at path \(path)")
             }
             if let denied = object.checkAccess(sender: call.sender) { throw denied }
-            var values: [String: DBusValue] = [:]
-            for property in interface.properties where property.access != .write {
-                values[property.name] = object.property(property.name, interface: interface.name)
-            }
-            return .values([.vardict(values)])
+            let names = interface.properties.filter { $0.access != .write }.map(\.name)
+            return answer(call, object.read(names, interface: interface.name, call: call)) { [.vardict($0)] }
         case "Set":
             guard call.message.signature == "ssv" else { throw signatureError(call, expected: "ssv") }
             let property = try find(object, interface: arguments[0].string!, name: arguments[1].string!, path: path)
@@ -48,6 +48,25 @@ enum PropertiesDispatch {
             return try object.setProperty(property.1.name, interface: property.0, value: value, call: call)
         default:
             throw .unknownMethod("No such method \"\(member)\"")
+        }
+    }
+
+    /// The reply to a `Get` or `GetAll` from what the object read: at once, or once its work is done.
+    private static func answer(
+        _ call: MethodCall, _ read: PropertyRead, _ reply: @escaping @BusActor ([String: DBusValue]) -> [DBusValue]
+    ) -> Reply {
+        switch read {
+        case .values(let values):
+            return .values(reply(values))
+        case .later(let work):
+            BusActor.task {
+                do throws(DBusError) {
+                    call.reply(reply(try await work()))
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .later
         }
     }
 

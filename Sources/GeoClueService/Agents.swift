@@ -25,19 +25,66 @@ final class Agent {
     }
 }
 
+/// The kinds of log line agents cause, each rate-limited per user on its own.
+private enum AgentLine: Hashable, Sendable {
+    case registered
+    case left
+    case unreadable
+    case level
+    case answer
+}
+
+/// A user and a kind of agent log line: what ``LogRateLimiter`` counts agent lines by.
+private struct AgentLineKey: Hashable, Sendable {
+    let uid: UInt32
+    let kind: AgentLine
+}
+
 extension GeoClueService {
     /// How long an agent may take to answer `AuthorizeApp` (its user answers a dialog) or a property read: the
     /// D-Bus default GeoClue's calls have, unless `WHEREABOUTS_AGENT_TIMEOUT_MS` gives another (for tests).
     static let defaultAgentTimeout: Duration = .seconds(25)
 
-    /// `AddAgent` succeeded: `busName` is the agent of `uid`, replacing an earlier one. Its `MaxAccuracyLevel` is
-    /// read and followed; until the first read ends, clients of the user that start wait for it (never longer than
-    /// the agent timeout). `AddAgent` is answered at once, so an agent that waits for the answer cannot deadlock.
-    func registerAgent(busName: String, id: String, uid: UInt32) {
-        if let previous = agents[uid] { dropAgent(previous) }
+    /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
+    /// changing its level without end, cannot flood the journal. One service runs in a process.
+    private static var agentLines = LogRateLimiter<AgentLineKey>()
+
+    /// Logs an agent's line for `uid` unless that user's agents caused too many of its kind lately; the next line
+    /// logged says how many were left out.
+    private func agentLog(_ priority: LogPriority, uid: UInt32, _ kind: AgentLine, _ message: String) {
+        let decision = Self.agentLines.admit(AgentLineKey(uid: uid, kind: kind), now: clock.monotonicNow)
+        guard decision != .suppress else { return }
+        logger.log(priority, message + decision.suffix)
+    }
+
+    /// `AddAgent` from `busName`, run by `uid`, with `id` from the whitelist: `busName` becomes the user's agent.
+    ///
+    /// GeoClue lets the last agent registered replace the user's; here a user's live agent is not replaced by
+    /// another connection (`AccessDenied`), since any process of the user may call `AddAgent` with a whitelisted
+    /// id, and a replacement could lift the cap the user set in the real agent. The same connection registering
+    /// again keeps its registration; a desktop shell that restarts gets in once its old connection has left the
+    /// bus. Where logind can tell, an agent whose process is in no login session of its user (nor the user in a
+    /// graphical one) is refused: no desktop would run it there. The agent's `MaxAccuracyLevel` is then read and
+    /// followed; until the first read ends, clients of the user that start wait for it (never longer than the
+    /// agent timeout). `AddAgent` is answered before the agent is called, so an agent that waits for the answer
+    /// cannot deadlock.
+    func registerAgent(busName: String, id: String, uid: UInt32) async throws(DBusError) {
+        if let current = agents[uid], current.busName == busName, current.id == id { return }
+        if try await loginSession(of: busName) == .outside {
+            throw .accessDenied("an agent must run in a login session of its user; the process of \(busName) (UID \(uid)) is in none")
+        }
+        // The caller may have left the bus while its session was looked up.
+        _ = try await self.uid(of: busName)
+        if let current = agents[uid] {
+            guard current.busName == busName else {
+                throw .accessDenied(
+                    "UID \(uid) already has a GeoClue agent (\(current.id)); another may register once it has left the bus")
+            }
+            dropAgent(current)
+        }
         let agent = Agent(busName: busName, id: id, uid: uid)
         agents[uid] = agent
-        logger.info("agent \(id) registered by \(busName) for UID \(uid)")
+        agentLog(.info, uid: uid, .registered, "agent \(id) registered by \(busName) for UID \(uid)")
         agent.firstRead = BusActor.task { [self] in
             do {
                 let subscription = try await connection.subscribe(
@@ -55,7 +102,7 @@ extension GeoClueService {
                 }
                 agent.subscription = subscription
             } catch {
-                logger.warning("agent \(id): cannot follow its MaxAccuracyLevel: \(error)")
+                agentLog(.warning, uid: uid, .unreadable, "agent \(id) of UID \(uid): cannot follow its MaxAccuracyLevel: \(error)")
             }
             guard agents[uid] === agent else { return }
             await readCap(of: agent)
@@ -78,7 +125,7 @@ extension GeoClueService {
     /// Forgets the agents `busName` registered; their users' clients lose the cap.
     func agentVanished(_ busName: String) {
         for agent in agents.values where agent.busName == busName {
-            logger.info("agent \(agent.id) of UID \(agent.uid) left")
+            agentLog(.info, uid: agent.uid, .left, "agent \(agent.id) of UID \(agent.uid) left")
             dropAgent(agent)
             agentCapChanged(uid: agent.uid)
         }
@@ -104,7 +151,9 @@ extension GeoClueService {
             }
             level = AuthorisationRule.level(fromAgentValue: raw)
         } catch {
-            logger.warning("agent \(agent.id) of UID \(agent.uid): cannot read MaxAccuracyLevel (\(error)); allowing no location")
+            agentLog(
+                .warning, uid: agent.uid, .unreadable,
+                "agent \(agent.id) of UID \(agent.uid): cannot read MaxAccuracyLevel (\(error)); allowing no location")
             level = .none
         }
         setCap(level, of: agent)
@@ -124,7 +173,7 @@ extension GeoClueService {
     private func setCap(_ level: AccuracyLevel, of agent: Agent) {
         guard agents[agent.uid] === agent, agent.cap != level else { return }
         agent.cap = level
-        logger.info("agent \(agent.id) of UID \(agent.uid): MaxAccuracyLevel \(level.rawValue)")
+        agentLog(.info, uid: agent.uid, .level, "agent \(agent.id) of UID \(agent.uid): MaxAccuracyLevel \(level.rawValue)")
         agentCapChanged(uid: agent.uid)
     }
 
@@ -147,7 +196,9 @@ extension GeoClueService {
             return .failure(AuthorisationFailure("the agent \(agent.id) answered AuthorizeApp with a malformed reply"))
         }
         let allowedLevel = AuthorisationRule.level(fromAgentValue: allowed)
-        logger.info("agent \(agent.id) \(authorised ? "allowed" : "refused") '\(app)' for UID \(uid) (level \(allowed))")
+        agentLog(
+            .info, uid: uid, .answer,
+            "agent \(agent.id) \(authorised ? "allowed" : "refused") '\(app)' for UID \(uid) (level \(allowed))")
         return .success(authorised && allowedLevel != .none ? allowedLevel : nil)
     }
 }

@@ -13,10 +13,18 @@ public protocol Authoriser: AnyObject, Sendable {
         async -> Result<PolkitAnswer, AuthorisationFailure>
 }
 
-/// No answer from the policy: it is absent, failed or too slow. The service then denies.
+/// No answer from the policy: it is absent, failed or too slow, or the caller's user has too many checks waiting.
+/// The service then denies.
 public struct AuthorisationFailure: Error, Sendable {
     public var message: String
-    public init(_ message: String) { self.message = message }
+    /// True when the check was refused because the caller's user has too many waiting: the caller's call fails
+    /// with `LimitsExceeded`, not `AccessDenied`.
+    public var limitsExceeded: Bool
+
+    public init(_ message: String, limitsExceeded: Bool = false) {
+        self.message = message
+        self.limitsExceeded = limitsExceeded
+    }
 }
 
 /// The polkit action ids (`polkit/io.github.whereabouts1.policy`).
@@ -67,7 +75,7 @@ extension GeoClueService {
             details: details.merging(["grant": "always"]) { $1 }, interactive: false, timeout: Self.checkTimeout)
         {
         case .success(let answer): always = answer
-        case .failure(let failure): return denied(app, failure)
+        case .failure(let failure): return denied(app, uid: uid, failure)
         }
         var whenInUse = PolkitAnswer.no
         if AuthorisationRule.needsWhenInUse(always: always, stored: stored, configuration: permission) {
@@ -77,7 +85,7 @@ extension GeoClueService {
                 timeout: Self.checkTimeout)
             {
             case .success(let answer): whenInUse = answer
-            case .failure(let failure): return denied(app, failure)
+            case .failure(let failure): return denied(app, uid: uid, failure)
             }
         }
         let status = AuthorisationRule.status(
@@ -85,55 +93,85 @@ extension GeoClueService {
         return .success(Authorisation(status: status, approximate: approximate))
     }
 
-    private func denied(_ app: String, _ failure: AuthorisationFailure) -> Result<Authorisation, AuthorisationFailure> {
-        logger.warning("polkit: \(failure.message); denying location to '\(app)'")
+    /// Logs a failed check (a few lines per user every 10 s, then a count of those left out) and fails with it.
+    private func denied(_ app: String, uid: UInt32, _ failure: AuthorisationFailure)
+        -> Result<Authorisation, AuthorisationFailure>
+    {
+        polkit?.warn(uid: uid, "polkit: \(failure.message); denying location to '\(app)' of UID \(uid)")
         return .failure(failure)
     }
 
-    /// Asks the user to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. Where the user has
-    /// a GeoClue agent, its `AuthorizeApp` is the prompt (an allowed level of city or coarser makes the grant
-    /// approximate); otherwise polkit asks, with user interaction allowed. The user's other clients of the app are
-    /// re-checked, so that their status follows the decision.
+    /// Asks the user to grant `kind` to `app`, and stores the outcome: a grant, or a refusal. The user's other
+    /// clients of the app are re-checked, so that their status follows the decision.
+    ///
+    /// Where the user has a GeoClue agent, its `AuthorizeApp` is the prompt (an allowed level of city or coarser
+    /// makes the grant approximate), as GeoClue's dialog is. Any process of the user can register an agent and
+    /// answer its own prompt, so with polkit the agent's yes is stored as *when in use* only (a dialog's "allow
+    /// while using"), and *always* is stored only on polkit's own yes, asked with user interaction allowed: where
+    /// polkit says challenge, the user's polkit agent asks for the password polkit's policy names. Without polkit
+    /// (`[authorisation] polkit=false`) the agent decides alone, as in GeoClue. Without an agent, polkit asks.
     func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
         async -> Result<Void, AuthorisationFailure>
     {
+        var outcome: Result<Void, AuthorisationFailure> = .success(())
         if hasAgent(uid: uid) {
             switch await authorizeApp(uid: uid, app: app, level: level) {
             case .failure(let failure):
                 return .failure(failure)
-            case .success(let allowed?):
-                storeDecision(.granted(kind, approximate: approximate || allowed <= .city), uid: uid, app: app)
             case .success(nil):
-                storeDecision(.denied, uid: uid, app: app)
+                await storeDecision(.denied, uid: uid, app: app)
+            case .success(let allowed?):
+                let approximate = approximate || allowed <= .city
+                let byAgent: GrantKind = authoriser == nil ? kind : .whenInUse
+                await storeDecision(.granted(byAgent, approximate: approximate), uid: uid, app: app)
+                if byAgent != kind {
+                    switch await askPolkit(.always, approximate: approximate, busName: busName, app: app, level: level) {
+                    case .success(true): await storeDecision(.granted(.always, approximate: approximate), uid: uid, app: app)
+                    case .success(false): break
+                    case .failure(let failure): outcome = .failure(failure)
+                    }
+                }
             }
-            await recheck(uid: uid, app: app)
+        } else if authoriser != nil {
+            switch await askPolkit(kind, approximate: approximate, busName: busName, app: app, level: level) {
+            case .failure(let failure): return .failure(failure)
+            case .success(let granted):
+                await storeDecision(granted ? .granted(kind, approximate: approximate) : .denied, uid: uid, app: app)
+            }
+        } else {
             return .success(())
         }
-        guard let authoriser else { return .success(()) }
+        await recheck(uid: uid, app: app)
+        return outcome
+    }
+
+    /// polkit's interactive answer to granting `kind`: true for yes, false for no or an unmet challenge (a prompt
+    /// refused, dismissed or that no polkit agent could show).
+    private func askPolkit(
+        _ kind: GrantKind, approximate: Bool, busName: String, app: String, level: AccuracyLevel
+    ) async -> Result<Bool, AuthorisationFailure> {
+        guard let authoriser else { return .success(false) }
         let details = [
             "app": app, "accuracy": String(level.rawValue), "grant": kind.rawValue,
             "approximate": approximate ? "true" : "false",
         ]
-        let answer = await authoriser.check(
+        return await authoriser.check(
             busName: busName, action: PolkitAction.action(for: kind), details: details, interactive: true,
-            timeout: Self.promptTimeout)
-        switch answer {
-        case .failure(let failure):
-            return .failure(failure)
-        case .success(.yes):
-            storeDecision(.granted(kind, approximate: approximate), uid: uid, app: app)
-        case .success(.challenge), .success(.no):
-            storeDecision(.denied, uid: uid, app: app)
-        }
-        await recheck(uid: uid, app: app)
-        return .success(())
+            timeout: Self.promptTimeout
+        ).map { $0 == .yes }
     }
 
-    private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String) {
-        grants.set(decision, uid: uid, app: app)
+    /// Stores a decision and waits until it is on disk (``saveGrants()``), so that the reply that follows confirms
+    /// a durable decision. A decision the store refuses (past the user's share) is not stored, with a log line.
+    private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String) async {
+        if let refusal = grants.set(decision, uid: uid, app: app) {
+            logger.warning("grants: the decision of user \(uid) about '\(app)' is not stored: \(refusal)")
+            return
+        }
         polkit?.grantsChanged(uid: uid)
-        saveGrants()
+        let write = saveGrants()
         logger.notice("grants: user \(uid) \(decision.logText) '\(app)'")
+        _ = await write?.ended()
     }
 }
 
@@ -181,8 +219,9 @@ extension GeoClueService {
                 if grants.decision(uid: target, app: app) != nil {
                     grants.set(nil, uid: target, app: app)
                     polkit?.grantsChanged(uid: target)
-                    saveGrants()
+                    let write = saveGrants()
                     logger.notice("grants: the decision of user \(target) about '\(app)' was revoked")
+                    _ = await write?.ended()
                 }
                 call.reply()
                 await recheck(uid: target, app: app)
@@ -222,8 +261,9 @@ extension GeoClueService {
             }
             return
         }
+        let caller = try await uid(of: call.sender)
         let answer = await polkit.check(
-            busName: call.sender, uid: 0, session: nil, action: PolkitAction.manage, details: [:],
+            busName: call.sender, uid: caller, session: nil, action: PolkitAction.manage, details: [:],
             interactive: call.message.allowsInteractiveAuthorization, timeout: Self.promptTimeout)
         switch answer {
         case .success(.yes): return

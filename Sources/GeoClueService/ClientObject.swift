@@ -128,6 +128,7 @@ final class ClientObject: ExportedObject {
                     "DesktopId is \(text.utf8.count) bytes long; at most \(ClientObject.maximumDesktopIdLength) are allowed")
             }
             desktopId = text
+            if isServing { service.recount(self) }
         case "HighAccuracy":
             highAccuracy = value.bool!
             if isServing { service.clientActivityChanged(self) }
@@ -143,8 +144,12 @@ final class ClientObject: ExportedObject {
         emitChanged([name: property(name, interface: interface)], interface: interface)
     }
 
+    /// `RequestLocation`, `RequestAuthorisation` and `CheckAuthorisation` answer later, so each call counts against
+    /// the caller's share of ``GeoClueService/heldCallLimits`` until it is answered; `Start` does not (a client has
+    /// at most one in progress), nor `Stop`.
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
         if interface == Whereabouts.clientInterface { usesWhereaboutsInterfaces = true }
+        if method != "Start" && method != "Stop" { try service.hold(call) }
         switch method {
         case "Start": return try start(call)
         case "RequestLocation": return try requestLocation(call)
@@ -240,11 +245,14 @@ final class ClientObject: ExportedObject {
         }
     }
 
-    /// Recomputes `AuthorisationStatus`, telling the owner when it changed.
+    /// Recomputes `AuthorisationStatus`, telling the owner when it changed. A refusal is `AccessDenied`, or
+    /// `LimitsExceeded` when the user already has too many polkit checks waiting.
     private func refreshAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
         let level = AccuracyLevel(clampingRequested: requestedLevel)
         switch await service.authorisation(busName: owner, uid: uid, app: desktopId, level: level) {
         case .success(let result): update(result)
+        case .failure(let failure) where failure.limitsExceeded:
+            throw .limitsExceeded("cannot check authorisation: \(failure.message)")
         case .failure(let failure): throw .accessDenied("cannot check authorisation: \(failure.message)")
         }
     }
@@ -307,6 +315,9 @@ final class ClientObject: ExportedObject {
                 let held = authorisation.status
                 let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
                 if !satisfied && held != .restricted {
+                    if let limit = service.grants.refusal(of: .granted(.whenInUse, approximate: true), uid: uid, app: desktopId) {
+                        throw .limitsExceeded("cannot store a decision about '\(desktopId)': \(limit)")
+                    }
                     let result = await service.requestGrant(
                         kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: permittedLevel)
                     if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
@@ -508,17 +519,22 @@ final class ClientObject: ExportedObject {
         let options = call.arguments[0].stringKeyedEntries ?? [:]
         var timeout = ClientObject.defaultRequestTimeout
         var maximumAge: Duration?
+        var wantsHighAccuracy: Bool?
         for (key, value) in options {
             switch (key, value) {
             case ("timeout", .uint32(let milliseconds)): timeout = .milliseconds(Int(max(1, milliseconds)))
             case ("maximum-age", .uint32(let milliseconds)): maximumAge = .milliseconds(Int(milliseconds))
-            case ("high-accuracy", .boolean(let wanted)): highAccuracy = wanted
+            case ("high-accuracy", .boolean(let wanted)): wantsHighAccuracy = wanted
             default:
                 throw .invalidArgs(
                     "unknown or mistyped option '\(key)' (\(value.signature)); known: timeout u, maximum-age u, high-accuracy b")
             }
         }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        if let wantsHighAccuracy {
+            highAccuracy = wantsHighAccuracy
+            if isServing { service.recount(self) }
+        }
         BusActor.task { [self] in
             let level: AccuracyLevel
             do throws(DBusError) {
@@ -538,7 +554,7 @@ final class ClientObject: ExportedObject {
             if !active { servedLevel = level }
             let wasServing = isServing
             pendingRequests.append(PendingRequest(call: call, timer: timer))
-            if !wasServing { service.clientActivityChanged(self) }
+            if wasServing { service.recount(self) } else { service.clientActivityChanged(self) }
         }
         return .later
     }
@@ -650,7 +666,7 @@ final class ClientObject: ExportedObject {
         let object = LocationObject(
             path: path.appending("LastLocation"), owner: owner, fix: served, stale: true, onExtendedRead: extendedRead)
         lastKnown = object
-        service.connection.export(object, at: object.path)
+        service.connection.export(object, at: object.path, visibleTo: owner)
         return object.path
     }
 
@@ -721,7 +737,7 @@ private struct ObjectSet {
             path: client.appending(kind).appending(String(step.new)), owner: owner, fix: fix,
             onExtendedRead: onExtendedRead)
         objects[step.new] = object
-        service.connection.export(object, at: object.path)
+        service.connection.export(object, at: object.path, visibleTo: owner)
         release(step.released, from: service)
         scheduleExpiry(service, client: client)
         return object

@@ -17,6 +17,10 @@ public final class GeoClueService {
     public static let maximumClientsPerUser = 8192
     /// The most clients the service holds in all.
     public static let maximumClients = 65536
+    /// The most calls the service holds unanswered (waiting for a fix, polkit, logind, an agent or the caller's
+    /// credentials) for one connection, for the connections of one Unix user together, and in all; a call past a
+    /// limit fails at once with `LimitsExceeded`. `Start` is not counted: a client has at most one in progress.
+    public static let heldCallLimits = HeldCallLedger<String>.Limits(perConnection: 256, perUser: 4096, total: 16384)
 
     let connection: Connection
     let configuration: Configuration
@@ -40,6 +44,7 @@ public final class GeoClueService {
     var grants = GrantStore()
     private var manager: ManagerObject?
     private var clients: [UInt32: ClientObject] = [:]
+    /// The clients of each connection, in the order they were made (ascending ids).
     private var clientsByOwner: [String: [UInt32]] = [:]
     private var clientsByUser: [UInt32: Int] = [:]
     private var lastClientID: UInt32 = 0
@@ -60,7 +65,14 @@ public final class GeoClueService {
     private var providersLevel: AccuracyLevel = .none
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
-    private var activeApps: [String] = []
+    /// What each client needing fixes adds to the activity, and the activity they make up.
+    private var contributions: [UInt32: ActivityContribution] = [:]
+    private var activity = ActivityTally()
+    /// The connections that read `ActiveApps`, whose view they were given and the value they last got: changes
+    /// of that view are sent to each alone.
+    private var activeAppsReaders: [String: (viewer: ActiveAppsViewer, apps: [String])] = [:]
+    /// The calls held unanswered, counted against ``heldCallLimits``.
+    private var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
     private var demand: AccuracyLevel?
     /// Nesting of ``inOneActivityUpdate(_:)``, and whether the activity changed inside it.
     private var activityUpdateDepth = 0
@@ -118,14 +130,22 @@ public final class GeoClueService {
     /// `AvailableAccuracyLevel`: the providers' best level, or none while location services are off.
     var availableLevel: AccuracyLevel { servicesEnabled ? providersLevel : .none }
 
-    /// Writes the stored decisions durably; a failure is logged and the decisions stay in memory.
-    func saveGrants() {
-        guard let grantFile else { return }
-        do {
-            try grantFile.save(grants)
-        } catch {
-            logger.error("grants: cannot save: \(error); the decision holds until the service stops")
+    /// Hands the stored decisions to the grants file's writer (``GrantFile``) and returns at once: the bus thread
+    /// never waits for the disk, and a flood of decisions costs a write per write's duration, not one each.
+    ///
+    /// A caller that replies to a decision awaits the returned write's ``GrantFile/Write/ended()`` first, so that a
+    /// confirmed decision is durable (it waits for at most the write in flight and the next). A failure is logged,
+    /// once per failed write, and the decisions stay in memory.
+    @discardableResult
+    func saveGrants() -> GrantFile.Write? {
+        guard let grantFile else { return nil }
+        let write = grantFile.save(grants)
+        BusActor.task { [logger] in
+            if let failure = await write.ended() {
+                logger.error("grants: cannot save: \(failure); the decision holds until the service stops")
+            }
         }
+        return write
     }
 
     /// Exports the Manager, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
@@ -238,7 +258,7 @@ public final class GeoClueService {
         clients[client.id] = client
         clientsByOwner[sender, default: []].append(client.id)
         clientsByUser[uid] = usersClients + 1
-        connection.export(client, at: client.path)
+        connection.export(client, at: client.path, visibleTo: sender)
         onClientCountChanged?(clients.count)
         return client
     }
@@ -253,27 +273,53 @@ public final class GeoClueService {
     }
 
     private func remove(_ client: ClientObject) {
-        let wasActive = client.active
-        client.tearDown()
-        clients[client.id] = nil
-        clientsByOwner[client.owner]?.removeAll { $0 == client.id }
-        if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
-        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
-        if wasActive { recomputeActivity() }
+        forget(client)
+        // In place: a copy of the list would cost all of the owner's clients.
+        if let index = GeoClueService.position(of: client.id, in: clientsByOwner[client.owner] ?? []) {
+            clientsByOwner[client.owner]?.remove(at: index)
+            if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
+        }
         onClientCountChanged?(clients.count)
     }
 
+    /// Where `id` is in `owned`, which is sorted, as ids only grow.
+    private static func position(of id: UInt32, in owned: [UInt32]) -> Int? {
+        var low = 0
+        var high = owned.count
+        while low < high {
+            let middle = (low + high) / 2
+            if owned[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return low < owned.count && owned[low] == id ? low : nil
+    }
+
+    /// Tears `client` down and drops it from everything but its owner's list, at a cost independent of how many
+    /// clients there are.
+    private func forget(_ client: ClientObject) {
+        client.tearDown()
+        clients[client.id] = nil
+        if let old = contributions.removeValue(forKey: client.id) {
+            activity.replace(old, with: nil)
+            activityChanged()
+        }
+        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
+    }
+
+    /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
+    /// its simulation, and what it read.
     private func peerVanished(_ name: String) {
         defer { peers[name] = nil }
         if lookups[name] != nil { vanishedDuringLookup.insert(name) }
         sessions.forget(name)
         agentVanished(name)
+        activeAppsReaders[name] = nil
         if simulation?.owner == name { endSimulation(reason: "stopped") }
-        guard let owned = clientsByOwner[name] else { return }
+        guard let owned = clientsByOwner.removeValue(forKey: name) else { return }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
         inOneActivityUpdate {
-            for id in owned { if let client = clients[id] { remove(client) } }
+            for id in owned { if let client = clients[id] { forget(client) } }
         }
+        onClientCountChanged?(clients.count)
     }
 
     /// Called by a client when it starts or stops.
@@ -281,7 +327,7 @@ public final class GeoClueService {
     /// A client that starts while the providers already run gets the latest fix at once, not at the next report.
     func clientActivityChanged(_ client: ClientObject) {
         let providersWereRunning = demand != nil
-        recomputeActivity()
+        recount(client)
         if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
         if providersWereRunning, !client.active, client.isServing { onFreshFixWanted?() }
     }
@@ -316,7 +362,7 @@ public final class GeoClueService {
         clients[id]?.expireObjects(kind: kind)
     }
 
-    /// Runs `body`, which may change many clients at once (a switch, a peer leaving), recomputing the activity
+    /// Runs `body`, which may change many clients at once (a switch, a peer leaving), announcing the activity
     /// once at its end rather than once a client.
     private func inOneActivityUpdate(_ body: () -> Void) {
         activityUpdateDepth += 1
@@ -324,40 +370,106 @@ public final class GeoClueService {
         activityUpdateDepth -= 1
         if activityUpdateDepth == 0 && activityChangedMeanwhile {
             activityChangedMeanwhile = false
-            recomputeActivity()
+            publishActivity()
         }
     }
 
-    private func recomputeActivity() {
+    /// Counts again what `client` adds to the activity (its level, app, user and whether it is started), after
+    /// any of them changed; a few dictionary updates, whatever the number of clients.
+    func recount(_ client: ClientObject) {
+        let new: ActivityContribution? =
+            client.isServing
+            ? ActivityContribution(
+                level: client.demandedLevel, user: peers[client.owner]?.uid,
+                app: configuration.isSystemApp(client.desktopId ?? "") ? nil : client.desktopId ?? "",
+                started: client.active)
+            : nil
+        let old = contributions[client.id]
+        guard old != new else { return }
+        contributions[client.id] = new
+        activity.replace(old, with: new)
+        activityChanged()
+    }
+
+    private func activityChanged() {
         guard activityUpdateDepth == 0 else {
             activityChangedMeanwhile = true
             return
         }
-        var nowInUse = false
-        var level: AccuracyLevel?
-        var apps = Set<String>()
-        for client in clients.values where client.isServing {
-            if !configuration.isSystemApp(client.desktopId ?? "") {
-                nowInUse = nowInUse || client.active
-                apps.insert(client.desktopId ?? "")
-            }
-            level = max(level ?? client.demandedLevel, client.demandedLevel)
-        }
-        if nowInUse != inUse {
-            inUse = nowInUse
+        publishActivity()
+    }
+
+    /// Announces `InUse` (to everyone, as GeoClue does: it names no app), each reader's view of `ActiveApps` (to
+    /// that reader alone) and the providers' demand, where they changed.
+    private func publishActivity() {
+        if activity.inUse != inUse {
+            inUse = activity.inUse
             connection.emitPropertiesChanged(
                 path: GeoClue.managerPath, interface: GeoClue.managerInterface, changed: ["InUse": .boolean(inUse)])
         }
-        let sortedApps = apps.sorted()
-        if sortedApps != activeApps {
-            activeApps = sortedApps
+        var views: [ActiveAppsViewer: [String]] = [:]
+        for (reader, entry) in activeAppsReaders {
+            let apps = views[entry.viewer] ?? activeApps(seenBy: entry.viewer)
+            views[entry.viewer] = apps
+            guard apps != entry.apps else { continue }
+            activeAppsReaders[reader] = (entry.viewer, apps)
             connection.emitPropertiesChanged(
                 path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
-                changed: ["ActiveApps": .strings(activeApps)])
+                changed: ["ActiveApps": .strings(apps)], destination: reader)
         }
+        let level = activity.demand
         if level != demand {
             demand = level
             onDemandChanged?(level)
+        }
+    }
+
+    // MARK: Held calls
+
+    /// Counts `call`, which the service may answer later, against the caller's share of ``heldCallLimits`` until it
+    /// is answered; past a limit it fails with `LimitsExceeded`.
+    func hold(_ call: MethodCall) throws(DBusError) {
+        let sender = call.sender
+        if let refusal = heldCalls.hold(sender, user: peers[sender]?.uid) {
+            let limits = GeoClueService.heldCallLimits
+            switch refusal {
+            case .connection(let held):
+                throw .limitsExceeded("\(sender) already has \(held) calls waiting, the most one connection may have (\(limits.perConnection))")
+            case .user(let uid, let held):
+                throw .limitsExceeded("UID \(uid) already has \(held) calls waiting, the most one user may have (\(limits.perUser))")
+            case .total(let held):
+                throw .limitsExceeded("the service already holds \(held) calls waiting")
+            }
+        }
+        call.onAnswered = { [weak self] in self?.heldCalls.release(sender) }
+    }
+
+    // MARK: ActiveApps
+
+    /// `io.github.whereabouts1.Manager.ActiveApps` as the connection `name` may see it: its own user's apps, or
+    /// every app for root and for a caller polkit grants `io.github.whereabouts1.manage` (asked without user
+    /// interaction: reading a property never prompts). From then on the connection alone is sent the changes of
+    /// what it sees.
+    func activeApps(for name: String) async throws(DBusError) -> [String] {
+        let uid = try await uid(of: name)
+        var viewer = ActiveAppsViewer.user(uid)
+        if uid == 0 {
+            viewer = .everyone
+        } else if let polkit {
+            let answer = await polkit.check(
+                busName: name, uid: uid, session: nil, action: PolkitAction.manage, details: [:], interactive: false,
+                timeout: GeoClueService.checkTimeout)
+            if case .success(.yes) = answer { viewer = .everyone }
+        }
+        let apps = activeApps(seenBy: viewer)
+        if peers[name] != nil { activeAppsReaders[name] = (viewer, apps) }
+        return apps
+    }
+
+    private func activeApps(seenBy viewer: ActiveAppsViewer) -> [String] {
+        switch viewer {
+        case .everyone: activity.allApps
+        case .user(let uid): activity.apps(of: uid)
         }
     }
 
@@ -365,7 +477,6 @@ public final class GeoClueService {
     func extendedManagerProperty(_ name: String) -> DBusValue {
         switch name {
         case "LocationServicesEnabled": return .boolean(servicesEnabled)
-        case "ActiveApps": return .strings(activeApps)
         case "Simulating": return .boolean(simulation != nil)
         default:
             let rows = (providerStatus?() ?? []).map { row in
@@ -403,6 +514,7 @@ public final class GeoClueService {
             throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
         }
         peers[name] = credentials
+        heldCalls.identify(name, as: credentials.uid)
         return credentials
     }
 
@@ -430,6 +542,12 @@ public final class GeoClueService {
             throw .accessDenied("cannot check the login session: \(failure.message)")
         }
     }
+}
+
+/// Whose apps a reader of `ActiveApps` sees.
+enum ActiveAppsViewer: Hashable {
+    case user(UInt32)
+    case everyone
 }
 
 extension ProviderDetail {

@@ -16,16 +16,33 @@ final class ManagerObject: ExportedObject {
         return name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
     }
 
+    /// `Get` and `GetAll`: `io.github.whereabouts1.Manager.ActiveApps` is answered once the caller is known, with
+    /// what it may see (``GeoClueService/activeApps(for:)``); every other property at once.
+    func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead {
+        var values: [String: DBusValue] = [:]
+        for name in names where name != "ActiveApps" { values[name] = property(name, interface: interface) }
+        guard interface == Whereabouts.managerInterface, names.contains("ActiveApps") else { return .values(values) }
+        return .later { [service] () async throws(DBusError) in
+            try service.hold(call)
+            values["ActiveApps"] = .strings(try await service.activeApps(for: call.sender))
+            return values
+        }
+    }
+
     /// `Set` of `io.github.whereabouts1.Manager.LocationServicesEnabled`: needs the management action.
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply {
         guard name == "LocationServicesEnabled", let enabled = value.bool else {
             throw .invalidArgs("Property \"\(name)\" is not writable")
         }
+        try service.hold(call)
         service.switchServices(call, enabled: enabled)
         return .later
     }
 
+    /// Every method but `DeleteClient` may answer later, so each call counts against the caller's share of
+    /// ``GeoClueService/heldCallLimits`` until it is answered.
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
+        if method != "DeleteClient" { try service.hold(call) }
         switch method {
         case "ListGrants":
             service.listGrants(call, allUsers: call.arguments[0].bool!)
@@ -69,21 +86,20 @@ final class ManagerObject: ExportedObject {
         return .later
     }
 
-    /// `AddAgent`: registers the caller as the agent for its user, if its id is in `[agent] whitelist`.
+    /// `AddAgent`: registers the caller as the agent for its user, if its id is in `[agent] whitelist` and the
+    /// user has no other live agent (``GeoClueService/registerAgent(busName:id:uid:)``).
     private func addAgent(_ call: MethodCall) throws(DBusError) -> Reply {
         let id = call.arguments[0].string!
         guard service.configuration.agentWhitelist.contains(id) else {
             throw .accessDenied("\(id) not allowed to act as agent")
         }
         BusActor.task { [self] in
-            do {
+            do throws(DBusError) {
                 let uid = try await service.uid(of: call.sender)
-                service.registerAgent(busName: call.sender, id: id, uid: uid)
+                try await service.registerAgent(busName: call.sender, id: id, uid: uid)
                 call.reply()
-            } catch let error as DBusError {
-                call.fail(error)
             } catch {
-                call.fail(.failed("\(error)"))
+                call.fail(error)
             }
         }
         return .later

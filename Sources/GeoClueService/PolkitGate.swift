@@ -3,15 +3,18 @@ import Loop
 import WhereaboutsCore
 
 /// The ``Authoriser`` as the service uses it: polkit's answers reused while they hold, identical checks in flight
-/// made once, and at most ``limit`` checks at polkitd at once.
+/// made once, and at most ``limit`` checks at polkitd at once, shared fairly between users.
 ///
 /// Non-interactive checks whose subject's login session is known are answered from a ``PolkitAnswerCache``
 /// (keyed by user, session, action and details) and invalidated by polkit's `Authority.Changed` signal (believed
 /// only from the unique name that owns `org.freedesktop.PolicyKit1`; a new owner clears everything too), by a
 /// change of a session's `Active`, by a change of a user's stored decisions, and after 60 s. Checks to polkitd
-/// beyond the limit wait in order (``PolkitCheckQueue``); the time meant for an absent or hung polkit starts only
-/// when a check is sent, and a check that waited 60 s for its turn is refused as such. Interactive checks (prompts)
-/// are neither cached nor queued: they wait for a person, not for polkitd.
+/// beyond the limit wait their turn, each user's in order and the users in turn (``PolkitCheckQueue``), so one
+/// user's flood of checks the cache cannot answer does not make another user's wait behind it; a user with
+/// ``perUserLimit`` checks waiting has the next refused at once (`LimitsExceeded`). The time meant for an absent or
+/// hung polkit starts only when a check is sent, and a check that waited 60 s for its turn is refused as such.
+/// Interactive checks (prompts) are neither cached nor queued: they wait for a person, not for polkitd. Warnings
+/// callers cause are rate-limited per user (``LogRateLimiter``).
 @BusActor
 final class PolkitGate {
     static let busName = "org.freedesktop.PolicyKit1"
@@ -21,14 +24,30 @@ final class PolkitGate {
     static let limit = 16
     /// How long a check may wait for its turn.
     static let queueTimeout: Duration = .seconds(60)
+    /// How many checks one user may have waiting for their turn.
+    static let perUserLimit = 1024
+
+    /// A check waiting for its turn, and the user it is about.
+    private struct Waiting: Sendable {
+        let uid: UInt32
+        let continuation: CheckedContinuation<Turn, Never>
+    }
+
+    /// How a check's wait for its turn ended.
+    private enum Turn: Sendable {
+        case now
+        case waitedTooLong
+        case tooManyWaiting
+    }
 
     private let authoriser: any Authoriser
     private let connection: Connection
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
     private var cache = PolkitAnswerCache()
-    private var queue = PolkitCheckQueue<CheckedContinuation<Bool, Never>>(
-        limit: PolkitGate.limit, queueTimeout: PolkitGate.queueTimeout)
+    private var queue = PolkitCheckQueue<Waiting>(
+        limit: PolkitGate.limit, queueTimeout: PolkitGate.queueTimeout, perUserLimit: PolkitGate.perUserLimit)
+    private var warnings = LogRateLimiter<UInt32>()
     private var expiryTimer: TimerID?
     /// The checks that joined one in flight, by the ticket they wait for.
     private var joined: [UInt64: [CheckedContinuation<Result<PolkitAnswer, AuthorisationFailure>, Never>]] = [:]
@@ -54,7 +73,7 @@ final class PolkitGate {
                 busName: busName, action: action, details: details, interactive: true, timeout: timeout)
         }
         guard let session, await follow() else {
-            return await send(busName: busName, action: action, details: details, timeout: timeout)
+            return await send(busName: busName, uid: uid, action: action, details: details, timeout: timeout)
         }
         let key = PolkitCheckKey(uid: uid, session: session, action: action, details: details)
         switch cache.begin(key, now: clock.monotonicNow) {
@@ -63,32 +82,45 @@ final class PolkitGate {
         case .join(let ticket):
             return await withCheckedContinuation { joined[ticket.id, default: []].append($0) }
         case .send(let ticket):
-            let result = await send(busName: busName, action: action, details: details, timeout: timeout)
+            let result = await send(busName: busName, uid: uid, action: action, details: details, timeout: timeout)
             cache.finish(ticket, answer: try? result.get(), now: clock.monotonicNow)
             for waiter in joined.removeValue(forKey: ticket.id) ?? [] { waiter.resume(returning: result) }
             return result
         }
     }
 
-    /// Sends one check to polkitd once a slot is free; `timeout` counts from then.
-    private func send(busName: String, action: String, details: [String: String], timeout: Duration) async
-        -> Result<PolkitAnswer, AuthorisationFailure>
+    /// Sends one check about user `uid` to polkitd once its turn comes; `timeout` counts from then.
+    private func send(busName: String, uid: UInt32, action: String, details: [String: String], timeout: Duration)
+        async -> Result<PolkitAnswer, AuthorisationFailure>
     {
-        let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            if queue.admit(continuation, now: clock.monotonicNow) {
-                continuation.resume(returning: true)
-            } else {
-                armExpiry()
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+            switch queue.admit(Waiting(uid: uid, continuation: continuation), user: uid, now: clock.monotonicNow) {
+            case .send: continuation.resume(returning: .now)
+            case .wait: armExpiry()
+            case .refuse: continuation.resume(returning: .tooManyWaiting)
             }
         }
-        guard admitted else {
+        switch turn {
+        case .now: break
+        case .waitedTooLong:
             return .failure(AuthorisationFailure(
                 "too many polkit checks waiting: this one was not sent within \(Self.queueTimeout.components.seconds) s"))
+        case .tooManyWaiting:
+            return .failure(AuthorisationFailure(
+                "too many polkit checks waiting: UID \(uid) already has \(Self.perUserLimit) waiting", limitsExceeded: true))
         }
         let result = await authoriser.check(
             busName: busName, action: action, details: details, interactive: false, timeout: timeout)
-        queue.release()?.resume(returning: true)
+        queue.release()?.continuation.resume(returning: .now)
         return result
+    }
+
+    /// Logs `message`, a warning a caller of user `uid` caused, unless that user caused too many lately; the next
+    /// line logged for the user says how many were left out.
+    func warn(uid: UInt32, _ message: String) {
+        let decision = warnings.admit(uid, now: clock.monotonicNow)
+        guard decision != .suppress else { return }
+        logger.warning(message + decision.suffix)
     }
 
     private func armExpiry() {
@@ -98,10 +130,10 @@ final class PolkitGate {
             guard let self else { return }
             expiryTimer = nil
             let expired = queue.expire(now: clock.monotonicNow)
-            if !expired.isEmpty {
-                logger.warning("polkit: \(expired.count) checks waited \(Self.queueTimeout.components.seconds) s for their turn; refused")
+            for (uid, count) in Dictionary(expired.map { ($0.uid, 1) }, uniquingKeysWith: +).sorted(by: { $0.key < $1.key }) {
+                warn(uid: uid, "polkit: \(count) checks of UID \(uid) waited \(Self.queueTimeout.components.seconds) s for their turn; refused")
             }
-            for waiter in expired { waiter.resume(returning: false) }
+            for waiter in expired { waiter.continuation.resume(returning: .waitedTooLong) }
             armExpiry()
         }
     }

@@ -27,6 +27,8 @@ public struct Configuration: Sendable, Equatable {
     /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,
     /// so that the daemon can log that they are not supported and ignored.
     public var ignoredSections: [String]
+    /// Keys given twice in one group (the last value holds), so that the daemon can warn naming both lines.
+    public var duplicateKeys: [KeyFile.DuplicateKey] = []
 
     /// Makes a configuration; every argument left out takes its value from ``default``.
     public init(

@@ -8,6 +8,9 @@ extension Configuration {
     /// Settings the text leaves out keep their ``default`` values. The first problem found refuses the whole file:
     /// a syntax error, an unknown key in a known section, a value of the wrong type or out of range, an app entry
     /// without `allowed=`, `system=` or `users=`, or `[replay]` enabled without a path.
+    ///
+    /// A NUL character refuses the file at its line. A key given twice in a group keeps its last value, as GLib
+    /// does, and is listed in ``Configuration/duplicateKeys`` for the daemon to warn about.
     public static func parse(_ text: String, file: String) throws(ConfigurationError) -> Configuration {
         let keyFile: KeyFile
         do {
@@ -15,7 +18,25 @@ extension Configuration {
         } catch {
             throw ConfigurationError(error)
         }
+        return try validate(keyFile)
+    }
+
+    /// Parses and validates a `geoclue.conf` read as bytes, as the text is; bytes that are not UTF-8 are refused at
+    /// the first line they spoil.
+    public static func parse(_ bytes: [UInt8], file: String) throws(ConfigurationError) -> Configuration {
+        let keyFile: KeyFile
+        do {
+            keyFile = try KeyFile(parsing: bytes, file: file)
+        } catch {
+            throw ConfigurationError(error)
+        }
+        return try validate(keyFile)
+    }
+
+    /// Validates a parsed key file.
+    private static func validate(_ keyFile: KeyFile) throws(ConfigurationError) -> Configuration {
         var configuration = Configuration.default
+        configuration.duplicateKeys = keyFile.duplicateKeys
         for group in keyFile.groups {
             let section = Section(keyFile: keyFile, group: group)
             switch group.name {

@@ -10,9 +10,21 @@
 /// Fields are separated by one tab: the user id, the desktop id, the decision and the precision. Any other line,
 /// a wrong header, a duplicate (user, app) pair or a bad field makes the whole file corrupt; the service then moves
 /// it aside and fails closed (every app `notDetermined`).
+///
+/// The store is bounded so that the file never grows past what is read back: at most ``maximumDecisionsPerUser``
+/// apps per user, ``maximumDecisions`` in all, ``maximumTextSize`` bytes, and only desktop ids the file can hold
+/// (``set(_:uid:app:)`` refuses the rest, saying why). One user filling their share leaves the others' untouched.
 public struct GrantStore: Sendable, Equatable {
     /// The first line of every grants file.
     public static let header = "# whereabouts grants 1"
+    /// The most apps one user may have decided about; a decision about one more is refused.
+    public static let maximumDecisionsPerUser = 1000
+    /// The most decisions of all users together.
+    public static let maximumDecisions = 50_000
+    /// The largest grants file read, and so the largest text ever written: ``maximumDecisions`` of the longest
+    /// lines fit with room (50,000 × 291 bytes is 14.6 MB), and a store read from an older, fuller file cannot
+    /// grow past it.
+    public static let maximumTextSize = 16 << 20
 
     /// One user's decision about one app.
     public struct Key: Hashable, Sendable, Comparable {
@@ -27,42 +39,96 @@ public struct GrantStore: Sendable, Equatable {
 
     /// The decisions.
     public private(set) var decisions: [Key: StoredDecision] = [:]
+    /// How many decisions each user has.
+    private var decisionsByUser: [UInt32: Int] = [:]
+    /// The length of ``text`` in bytes.
+    public private(set) var textSize = GrantStore.header.utf8.count + 1
 
     public init() {}
 
     /// The decision of `uid` about `app`.
     public func decision(uid: UInt32, app: String) -> StoredDecision? { decisions[Key(uid: uid, app: app)] }
 
-    /// Records a decision; nil forgets it (a revoked grant).
-    public mutating func set(_ decision: StoredDecision?, uid: UInt32, app: String) {
-        decisions[Key(uid: uid, app: app)] = decision
+    /// Why `decision` of `uid` about `app` cannot be stored, or nil when it can: a desktop id the file cannot
+    /// hold, a user at ``maximumDecisionsPerUser`` or the store at ``maximumDecisions`` (for an app not yet decided
+    /// about), or a text that would pass ``maximumTextSize``. Forgetting a decision and changing an existing one
+    /// within the size are always possible.
+    public func refusal(of decision: StoredDecision?, uid: UInt32, app: String) -> GrantStoreLimit? {
+        guard let decision else { return nil }
+        guard GrantStore.isStorable(app) else { return .unstorableApp }
+        let key = Key(uid: uid, app: app)
+        let old = decisions[key]
+        if old == nil {
+            let count = decisionsByUser[uid] ?? 0
+            if count >= GrantStore.maximumDecisionsPerUser { return .user(uid: uid, decisions: count) }
+            if decisions.count >= GrantStore.maximumDecisions { return .store(decisions: decisions.count) }
+        }
+        let size = textSize - (old.map { GrantStore.line(key, $0).utf8.count + 1 } ?? 0)
+            + GrantStore.line(key, decision).utf8.count + 1
+        return size > GrantStore.maximumTextSize ? .size(bytes: size) : nil
     }
 
-    /// The file's text, sorted by user and app.
+    /// Records a decision, unless ``refusal(of:uid:app:)`` says why it cannot be, which is then returned and
+    /// nothing changes; nil forgets the decision (a revoked grant).
+    @discardableResult
+    public mutating func set(_ decision: StoredDecision?, uid: UInt32, app: String) -> GrantStoreLimit? {
+        if let refusal = refusal(of: decision, uid: uid, app: app) { return refusal }
+        let key = Key(uid: uid, app: app)
+        if let old = decisions.removeValue(forKey: key) {
+            textSize -= GrantStore.line(key, old).utf8.count + 1
+            decisionsByUser[uid]! -= 1
+            if decisionsByUser[uid] == 0 { decisionsByUser[uid] = nil }
+        }
+        if let decision { insert(decision, for: key) }
+        return nil
+    }
+
+    /// Adds the decision of a key that has none, keeping the counts.
+    private mutating func insert(_ decision: StoredDecision, for key: Key) {
+        decisions[key] = decision
+        textSize += GrantStore.line(key, decision).utf8.count + 1
+        decisionsByUser[key.uid, default: 0] += 1
+    }
+
+    /// True for a desktop id that the file can hold and ``parse(_:file:)`` reads back: 1 to 255 bytes without
+    /// control characters (tabs and line ends among them) or other line separators.
+    static func isStorable(_ app: String) -> Bool {
+        !app.isEmpty && app.utf8.count <= 255
+            && !app.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
+    }
+
+    /// The line of the file that holds `decision` of `key`, without its line end.
+    private static func line(_ key: Key, _ decision: StoredDecision) -> String {
+        let fields: (String, String) =
+            switch decision {
+            case .granted(let kind, let approximate): (kind.rawValue, approximate ? "approximate" : "precise")
+            case .denied: ("denied", "-")
+            }
+        return "\(key.uid)\t\(key.app)\t\(fields.0)\t\(fields.1)"
+    }
+
+    /// The file's text, sorted by user and app; ``textSize`` bytes long.
     public var text: String {
         var lines = [GrantStore.header]
-        for key in decisions.keys.sorted() {
-            let fields: (String, String) =
-                switch decisions[key]! {
-                case .granted(let kind, let approximate): (kind.rawValue, approximate ? "approximate" : "precise")
-                case .denied: ("denied", "-")
-                }
-            lines.append("\(key.uid)\t\(key.app)\t\(fields.0)\t\(fields.1)")
-        }
+        for key in decisions.keys.sorted() { lines.append(GrantStore.line(key, decisions[key]!)) }
         return lines.joined(separator: "\n") + "\n"
     }
 
     /// Parses a grants file; `file` names it in errors.
+    ///
+    /// A file written before the limits existed may hold more decisions than they allow: it is read whole, and
+    /// only new decisions are refused. Lines and fields are split at their bytes, so no character (`\r\n` is one)
+    /// can join two lines.
     public static func parse(_ text: String, file: String) throws(GrantStoreError) -> GrantStore {
         var store = GrantStore()
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        if lines.last == "" { lines.removeLast() }
-        guard lines.first == Substring(header) else {
+        var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        if lines.last?.isEmpty == true { lines.removeLast() }
+        guard let first = lines.first, Substring(first) == Substring(header) else {
             throw GrantStoreError(file: file, line: 1, reason: "the first line is not \"\(header)\"")
         }
         for (offset, line) in lines.enumerated().dropFirst() {
             let number = offset + 1
-            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map(Substring.init)
             guard fields.count == 4 else {
                 throw GrantStoreError(file: file, line: number, reason: "expected 4 tab-separated fields, found \(fields.count)")
             }
@@ -70,7 +136,7 @@ public struct GrantStore: Sendable, Equatable {
                 throw GrantStoreError(file: file, line: number, reason: "'\(fields[0].prefix(40))' is not a user id")
             }
             let app = String(fields[1])
-            guard !app.isEmpty, app.utf8.count <= 255, !app.contains(where: { $0.isNewline || $0 == "\t" }) else {
+            guard !app.isEmpty, app.utf8.count <= 255, !app.contains(where: \.isNewline) else {
                 throw GrantStoreError(file: file, line: number, reason: "bad desktop id")
             }
             let decision: StoredDecision
@@ -88,9 +154,35 @@ public struct GrantStore: Sendable, Equatable {
             guard store.decisions[key] == nil else {
                 throw GrantStoreError(file: file, line: number, reason: "a second decision of user \(uid) about \(app)")
             }
-            store.decisions[key] = decision
+            store.insert(decision, for: key)
         }
         return store
+    }
+}
+
+/// Why a decision cannot be stored (``GrantStore/refusal(of:uid:app:)``).
+public enum GrantStoreLimit: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The desktop id is empty, longer than 255 bytes or holds a control character or a line separator.
+    case unstorableApp
+    /// The user has decided about ``GrantStore/maximumDecisionsPerUser`` apps already.
+    case user(uid: UInt32, decisions: Int)
+    /// The store holds ``GrantStore/maximumDecisions`` already.
+    case store(decisions: Int)
+    /// The file would pass ``GrantStore/maximumTextSize``.
+    case size(bytes: Int)
+
+    public var description: String {
+        switch self {
+        case .unstorableApp:
+            "the desktop id cannot be stored: it is empty, longer than 255 bytes, or holds a control character"
+        case .user(let uid, let decisions):
+            "user \(uid) has stored decisions about \(decisions) apps, the most one user may have "
+                + "(\(GrantStore.maximumDecisionsPerUser)); revoke some first"
+        case .store(let decisions):
+            "the service holds \(decisions) stored decisions, the most it keeps"
+        case .size(let bytes):
+            "the grants file would grow to \(bytes) bytes, more than the \(GrantStore.maximumTextSize) it may have"
+        }
     }
 }
 

@@ -7,8 +7,10 @@
 /// * `[name]` starts a group; spaces or tabs may follow the `]`, nothing else. The name is taken as written,
 ///   between the brackets. A group that appears twice is one group: the second header continues the first.
 /// * `key=value` adds an entry to the current group. Whitespace around the key and the value is trimmed.
-///   A key may carry a locale suffix, `Name[de]`. A key that appears twice in a group keeps the last value.
-/// * A key before the first group, or any other line, is an error that names the line.
+///   A key may carry a locale suffix, `Name[de]`. A key that appears twice in a group keeps the last value, as in
+///   GLib, and is listed in ``duplicateKeys`` with both lines, so that the reader can warn.
+/// * A key before the first group, or any other line, is an error that names the line, and so is a NUL character
+///   anywhere (C would cut the value or the path there) and, for text given as bytes, invalid UTF-8.
 ///
 /// Entries keep their raw text; the typed accessors (``string(_:in:)``, ``bool(_:in:)``, ...) convert it the
 /// way GLib's `g_key_file_get_*` functions do and report a bad value with its file, line, group and key.
@@ -19,7 +21,8 @@ public struct KeyFile: Sendable, Equatable {
         public var key: String
         /// The raw value: everything after the first `=`, trimmed, with escapes not yet interpreted.
         public var value: String
-        /// The 1-based line the value came from (the last one, when the key appears more than once).
+        /// The 1-based line the value came from (the last one, when the key appears more than once; see
+        /// ``KeyFile/duplicateKeys``).
         public var line: Int
 
         /// Makes an entry.
@@ -50,14 +53,16 @@ public struct KeyFile: Sendable, Equatable {
             index[key].map { entries[$0] }
         }
 
-        /// Adds `entry`, or replaces the entry with the same key in place.
-        mutating func set(_ entry: Entry) {
+        /// Adds `entry`, or replaces the entry with the same key in place, returning the line of the one replaced.
+        mutating func set(_ entry: Entry) -> Int? {
             if let position = index[entry.key] {
+                let replaced = entries[position].line
                 entries[position] = entry
-            } else {
-                index[entry.key] = entries.count
-                entries.append(entry)
+                return replaced
             }
+            index[entry.key] = entries.count
+            entries.append(entry)
+            return nil
         }
     }
 
@@ -65,7 +70,42 @@ public struct KeyFile: Sendable, Equatable {
     public let file: String
     /// The groups in the order they first appeared.
     public private(set) var groups: [Group] = []
+    /// The keys given more than once in a group, in the order of their repetitions.
+    public private(set) var duplicateKeys: [DuplicateKey] = []
     private var index: [String: Int] = [:]
+
+    /// A key given again in the same group: the later value holds.
+    public struct DuplicateKey: Sendable, Equatable, CustomStringConvertible {
+        /// The file name given to the parser.
+        public var file: String
+        /// The group.
+        public var group: String
+        /// The key.
+        public var key: String
+        /// The 1-based line of the value replaced.
+        public var earlierLine: Int
+        /// The 1-based line of the value that holds.
+        public var line: Int
+
+        /// `<file>:<line>: key '<key>' in [<group>]: given again; this value replaces the one on line N`.
+        public var description: String {
+            locatedMessage(
+                file: file, line: line, group: group, key: key,
+                problem: "given again; this value replaces the one on line \(earlierLine)")
+        }
+    }
+
+    /// Parses `bytes`, which must be UTF-8 text; `file` names the source in errors, which name the first line that
+    /// is not UTF-8.
+    public init(parsing bytes: [UInt8], file: String) throws(KeyFileError) {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            // A newline byte is never part of a longer UTF-8 sequence, so each line can be checked alone.
+            let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            let bad = lines.firstIndex { String(validating: $0, as: UTF8.self) == nil } ?? 0
+            throw KeyFileError(file: file, line: bad + 1, problem: .invalidUTF8)
+        }
+        try self.init(parsing: text, file: file)
+    }
 
     /// Parses `text`; `file` names the source in errors.
     public init(parsing text: String, file: String) throws(KeyFileError) {
@@ -73,6 +113,7 @@ public struct KeyFile: Sendable, Equatable {
         var current: Int?
         for (offset, rawLine) in splitLines(text).enumerated() {
             let lineNumber = offset + 1
+            guard !rawLine.utf8.contains(0) else { throw KeyFileError(file: file, line: lineNumber, problem: .nulCharacter) }
             let line = trimmingLeadingASCIIWhitespace(rawLine)
             guard let first = line.utf8.first, first != UInt8(ascii: "#") else { continue }
             if first == UInt8(ascii: "[") {
@@ -87,7 +128,11 @@ public struct KeyFile: Sendable, Equatable {
                     throw KeyFileError(
                         file: file, line: lineNumber, group: groups[group].name, key: key, problem: .invalidKeyName)
                 }
-                groups[group].set(Entry(key: key, value: value, line: lineNumber))
+                if let earlier = groups[group].set(Entry(key: key, value: value, line: lineNumber)) {
+                    duplicateKeys.append(
+                        DuplicateKey(
+                            file: file, group: groups[group].name, key: key, earlierLine: earlier, line: lineNumber))
+                }
             } else {
                 throw KeyFileError(file: file, line: lineNumber, problem: .malformedLine(String(line)))
             }
@@ -248,6 +293,10 @@ public struct KeyFileError: Error, Sendable, Equatable, CustomStringConvertible 
         case invalidEscape(String)
         /// The value cannot be read as the type asked for; `expected` describes that type.
         case invalidValue(value: String, expected: String)
+        /// The line holds a NUL character.
+        case nulCharacter
+        /// The line is not valid UTF-8.
+        case invalidUTF8
 
         /// A human explanation.
         public var description: String {
@@ -266,6 +315,10 @@ public struct KeyFileError: Error, Sendable, Equatable, CustomStringConvertible 
                 "invalid escape sequence \(quoted(sequence)); GLib knows \\s \\n \\t \\r \\\\ and, in lists, \\;"
             case .invalidValue(let value, let expected):
                 "\(quoted(value)) is not \(expected)"
+            case .nulCharacter:
+                "the line holds a NUL character"
+            case .invalidUTF8:
+                "the line is not valid UTF-8"
             }
         }
     }

@@ -7,7 +7,8 @@ import WhereaboutsCore
 /// A file written so that a crash at any moment leaves either the old or the new content, never a mix.
 ///
 /// `write` puts the text in `NAME.tmp`, flushes it to disk, renames it over `NAME` and flushes the folder, so
-/// once `write` returns the new content survives a power cut.
+/// once `write` returns the new content survives a power cut. `load` reads only a regular file, never through a
+/// symbolic link, and moves anything unusable aside.
 public struct DurableFile: Sendable {
     /// The file's path.
     public let path: String
@@ -28,32 +29,16 @@ public struct DurableFile: Sendable {
         public var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
     }
 
-    /// The file's text, or nil when it does not exist.
-    public func read(limit: Int = 16 << 20) throws(Failure) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return nil }
-            throw Failure(operation: "open", path: path, code: errno)
-        }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Failure(operation: "read", path: path, code: errno)
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
-            if bytes.count > limit { throw Failure(operation: "read", path: path, code: EFBIG) }
-        }
-    }
-
     /// Replaces the file's content with `text`, durably; the file is readable by its owner only.
+    ///
+    /// The temporary file is made with `O_CREAT | O_EXCL | O_NOFOLLOW`, so nothing already at `NAME.tmp` (a file
+    /// left by a crash, a FIFO, a symbolic link to another file) is ever written through: it is removed (a link
+    /// itself, not its target) and the file made afresh, and when that fails too the write fails.
     public func write(_ text: String) throws(Failure) {
         let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC
+        var fd = open(temporary, flags, 0o600)
+        if fd < 0 && errno == EEXIST && unlink(temporary) == 0 { fd = open(temporary, flags, 0o600) }
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
         var bytes = Array(text.utf8)
         var written = 0
@@ -84,28 +69,35 @@ public struct DurableFile: Sendable {
     }
 
     /// The state the file holds, for the service's state files: `missing` when there is no file; `parse`'s value
-    /// for its text; otherwise `unusable`, with a line to `log` (`LABEL: PROBLEM; FALLBACK`), and a file that
-    /// `parse` refuses (or that is not UTF-8) moved aside, so that the next save starts afresh.
+    /// for its text; otherwise `unusable`, with a line to `log` (`LABEL: PROBLEM; moved it to PATH; FALLBACK`).
+    ///
+    /// Only a regular file of at most `limit` bytes is read, and a symbolic link is not followed
+    /// (``RegularFile``). Anything else there (a link, dangling or not, a FIFO, a directory, a device, a file too
+    /// large or that cannot be read), like a text that is not UTF-8 or that `parse` refuses, is moved aside, so
+    /// that the next save starts afresh rather than silently replacing it; when it cannot be moved, the line says
+    /// so and `unmoved` is called.
     public func load<Value>(
-        limit: Int = 16 << 20, now: WallTime, label: String, fallback: String, missing: Value, unusable: Value,
-        log: (String) -> Void, parse: (String) -> Result<Value, LoadProblem>
+        limit: Int, now: WallTime, label: String, fallback: String, missing: Value, unusable: Value,
+        log: (String) -> Void, unmoved: () -> Void = {}, parse: (String) -> Result<Value, LoadProblem>
     ) -> Value {
-        let bytes: [UInt8]
-        do {
-            guard let read = try read(limit: limit) else { return missing }
-            bytes = read
-        } catch {
-            log("\(label): cannot read: \(error); \(fallback)")
-            return unusable
-        }
         let problem: String
-        switch String(validating: bytes, as: UTF8.self).map(parse) {
-        case .success(let value)?: return value
-        case .failure(let refusal)?: problem = refusal.description
-        case nil: problem = "\(path): not UTF-8 text"
+        do throws(RegularFile.Refusal) {
+            guard let bytes = try RegularFile.read(path, limit: limit, followLinks: false) else { return missing }
+            switch String(validating: bytes, as: UTF8.self).map(parse) {
+            case .success(let value)?: return value
+            case .failure(let refusal)?: problem = refusal.description
+            case nil: problem = "\(path): not UTF-8 text"
+            }
+        } catch {
+            problem = error.description
         }
-        let aside = (try? moveAside(now: now)) ?? "(could not be moved)"
-        log("\(label): \(problem); moved it to \(aside); \(fallback)")
+        do {
+            let aside = try moveAside(now: now)
+            log("\(label): \(problem); moved it to \(aside); \(fallback)")
+        } catch {
+            log("\(label): \(problem); cannot move it aside (\(error)); \(fallback)")
+            unmoved()
+        }
         return unusable
     }
 
@@ -132,26 +124,3 @@ public struct DurableFile: Sendable {
     }
 }
 
-/// The users' stored decisions, loaded from and saved to a ``DurableFile``.
-///
-/// A corrupt file is moved aside and the store starts empty, failing closed: every app is then `notDetermined`
-/// until asked again, and nothing is granted that was not.
-public struct GrantFile: Sendable {
-    public let file: DurableFile
-
-    public init(path: String) { file = DurableFile(path: path) }
-
-    /// The stored decisions; `log` receives a line when the file was corrupt or unreadable.
-    public func load(now: WallTime, log: (String) -> Void) -> GrantStore {
-        file.load(
-            now: now, label: "grants", fallback: "starting with no stored decisions", missing: GrantStore(),
-            unusable: GrantStore(), log: log
-        ) { text in
-            Result { () throws(GrantStoreError) in try GrantStore.parse(text, file: file.path) }
-                .mapError { DurableFile.LoadProblem($0.description) }
-        }
-    }
-
-    /// Saves `store` durably.
-    public func save(_ store: GrantStore) throws(DurableFile.Failure) { try file.write(store.text) }
-}

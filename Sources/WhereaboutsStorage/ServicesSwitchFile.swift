@@ -3,9 +3,10 @@ import WhereaboutsCore
 /// The location services switch (`io.github.whereabouts1.Manager.LocationServicesEnabled`), kept in a
 /// ``DurableFile`` next to the grants so that it survives restarts.
 ///
-/// The file holds one line, `enabled=true` or `enabled=false`; no file means on. A file that cannot be read or
-/// says anything else is moved aside (when it can be) and the switch fails closed: location services stay off
-/// until an administrator switches them on again.
+/// The file holds one line, `enabled=true` or `enabled=false`; no file means on. A file that cannot be read, that
+/// says anything else, or that is not a regular file (a symbolic link, dangling or not, a FIFO, a directory) is
+/// moved aside (when it can be) and the switch fails closed: location services stay off until an administrator
+/// switches them on again.
 public struct ServicesSwitchFile: Sendable {
     public let file: DurableFile
 

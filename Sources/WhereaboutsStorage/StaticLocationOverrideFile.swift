@@ -7,8 +7,9 @@ import WhereaboutsCore
 /// The static location set through `io.github.whereabouts1.Manager.SetStaticLocation`, kept in a ``DurableFile``
 /// beside the grants, in the static location file's format.
 ///
-/// While it exists it takes the place of `[static-source]`'s file. A file that cannot be parsed is moved aside with
-/// a log line, and the configured source serves again.
+/// While it exists it takes the place of `[static-source]`'s file. A file that cannot be parsed, or that is not a
+/// regular file (a symbolic link is not followed), is moved aside with a log line, and the configured source serves
+/// again.
 public struct StaticLocationOverrideFile: Sendable {
     public let file: DurableFile
 

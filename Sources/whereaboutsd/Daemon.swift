@@ -100,18 +100,19 @@ enum Daemon {
         }
     }
 
+    /// The configuration file's settings: only a regular file of at most 1 MiB is read (a symbolic link is
+    /// followed to one; ``RegularFile``); a missing default file means the built-in defaults.
     private static func loadConfiguration(_ options: Options, logger: any Logger) throws -> Configuration {
-        let text: String
-        do {
-            text = try readTextFile(options.configPath, limit: 1 << 20)
-        } catch {
-            guard !options.configPathGiven && access(options.configPath, F_OK) != 0 else { throw error }
-            logger.info("no \(options.configPath); using the built-in defaults")
+        let path = options.configPath
+        guard let bytes = try RegularFile.read(path, limit: 1 << 20, followLinks: true) else {
+            guard !options.configPathGiven else { throw RegularFile.Refusal(path: path, reason: .system(ENOENT)) }
+            logger.info("no \(path); using the built-in defaults")
             return .default
         }
-        let configuration = try Configuration.parse(text, file: options.configPath)
+        let configuration = try Configuration.parse(bytes, file: path)
+        for duplicate in configuration.duplicateKeys { logger.warning("\(duplicate)") }
         for section in configuration.ignoredSections {
-            logger.notice("\(options.configPath): [\(section)] is a GeoClue source Whereabouts does not have; ignored")
+            logger.notice("\(path): [\(section)] is a GeoClue source Whereabouts does not have; ignored")
         }
         return configuration
     }

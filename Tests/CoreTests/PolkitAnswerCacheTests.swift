@@ -43,7 +43,8 @@ extension Box where Value == PolkitAnswerCache {
 }
 
 extension Box where Value == PolkitCheckQueue<Int> {
-    func admit(_ waiter: Int, now: MonotonicTime) -> Bool { value.admit(waiter, now: now) }
+    /// Checks of one user: true when `waiter` may be sent now, false when it was queued.
+    func admit(_ waiter: Int, now: MonotonicTime) -> Bool { value.admit(waiter, user: 0, now: now) == .send }
     func release() -> Int? { value.release() }
     func expire(now: MonotonicTime) -> [Int] { value.expire(now: now) }
     var nextExpiry: MonotonicTime? { value.nextExpiry }

@@ -222,6 +222,8 @@ struct GeoClueContractTests {
         #expect(values["Altitude"] == .double(-Double.greatestFiniteMagnitude))
     }
 
+    /// busctl, another connection, sees the Manager and none of the app's clients (Introspect shows a connection
+    /// its own objects only).
     @Test func busctlSeesTheObjectTree() async throws {
         let service = try StaticService()
         defer { service.stop() }
@@ -232,7 +234,7 @@ struct GeoClueContractTests {
         let tree = try service.harness.busctl(["tree", "org.freedesktop.GeoClue2"])
         #expect(tree.status == 0)
         #expect(tree.output.contains("/org/freedesktop/GeoClue2/Manager"))
-        #expect(tree.output.contains("/org/freedesktop/GeoClue2/Client/1/Location/0"))
+        #expect(!tree.output.contains("/org/freedesktop/GeoClue2/Client"))
         let level = try service.harness.busctl([
             "get-property", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
             "org.freedesktop.GeoClue2.Manager", "AvailableAccuracyLevel",

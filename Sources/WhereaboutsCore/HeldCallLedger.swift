@@ -1,0 +1,84 @@
+/// How many calls the service holds unanswered, per connection, per Unix user and in all, so that no peer can make
+/// it hold more than its share: a call that would pass a limit is refused at once.
+///
+/// A connection's calls count against its user once the user is known (``identify(_:as:)``, after the
+/// connection's first credentials lookup, one bus round trip); before that only the connection's and the total
+/// limits apply. A connection with no call held is forgotten.
+public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
+    /// The limits.
+    public struct Limits: Sendable, Equatable {
+        public var perConnection: Int
+        public var perUser: Int
+        public var total: Int
+        public init(perConnection: Int, perUser: Int, total: Int) {
+            self.perConnection = perConnection
+            self.perUser = perUser
+            self.total = total
+        }
+    }
+
+    /// Which limit a call would pass, and how many calls were held against it.
+    public enum Refusal: Equatable, Sendable {
+        case connection(held: Int)
+        case user(UInt32, held: Int)
+        case total(held: Int)
+    }
+
+    public let limits: Limits
+    private var byConnection: [Connection: Int] = [:]
+    private var userOf: [Connection: UInt32] = [:]
+    private var byUser: [UInt32: Int] = [:]
+    /// The calls held in all.
+    public private(set) var total = 0
+
+    public init(limits: Limits) { self.limits = limits }
+
+    /// The calls held for `connection`.
+    public func held(by connection: Connection) -> Int { byConnection[connection] ?? 0 }
+
+    /// The calls held for the connections of `user` known to be its.
+    public func held(byUser user: UInt32) -> Int { byUser[user] ?? 0 }
+
+    /// Counts one more call of `connection`, run by `user` when known; or says which limit it would pass.
+    public mutating func hold(_ connection: Connection, user: UInt32?) -> Refusal? {
+        if let user { identify(connection, as: user) }
+        let mine = byConnection[connection] ?? 0
+        guard mine < limits.perConnection else { return .connection(held: mine) }
+        if let owner = userOf[connection] ?? user {
+            let users = byUser[owner] ?? 0
+            guard users < limits.perUser else { return .user(owner, held: users) }
+        }
+        guard total < limits.total else { return .total(held: total) }
+        byConnection[connection] = mine + 1
+        if let owner = userOf[connection] ?? user {
+            userOf[connection] = owner
+            byUser[owner, default: 0] += 1
+        }
+        total += 1
+        return nil
+    }
+
+    /// Counts the calls `connection` holds against `user` from now on.
+    public mutating func identify(_ connection: Connection, as user: UInt32) {
+        guard userOf[connection] == nil, let mine = byConnection[connection] else { return }
+        userOf[connection] = user
+        byUser[user, default: 0] += mine
+    }
+
+    /// One call of `connection` was answered.
+    public mutating func release(_ connection: Connection) {
+        guard let mine = byConnection[connection] else { return }
+        total -= 1
+        let user = userOf[connection]
+        if let user {
+            let users = (byUser[user] ?? 1) - 1
+            byUser[user] = users > 0 ? users : nil
+        }
+        if mine > 1 {
+            byConnection[connection] = mine - 1
+        } else {
+            byConnection[connection] = nil
+            userOf[connection] = nil
+        }
+    }
+}
