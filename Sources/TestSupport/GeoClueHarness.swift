@@ -26,15 +26,17 @@ public final class GeoClueHarness: @unchecked Sendable {
     /// The agent id the harness's configuration whitelists.
     public static let agentId = "whereabouts-test-agent"
 
-    /// A geoclue.conf with only the NMEA source on, ``agentId`` whitelisted, and `apps` (desktop id → system
-    /// component) allowed for every user.
-    public static func configuration(apps: [String: Bool]) -> String {
+    /// A geoclue.conf with only the NMEA source on (or, given `wifiURL`, only the Wi-Fi source, asking that URL
+    /// and submitting nothing), ``agentId`` whitelisted, and `apps` (desktop id → system component) allowed for
+    /// every user.
+    public static func configuration(apps: [String: Bool], wifiURL: String? = nil) -> String {
+        let wifi = wifiURL.map { "enable=true\nurl=\($0)" } ?? "enable=false"
         var text = """
             [agent]
             whitelist=\(agentId)
 
             [network-nmea]
-            enable=true
+            enable=\(wifiURL == nil)
 
             [3g]
             enable=false
@@ -46,7 +48,7 @@ public final class GeoClueHarness: @unchecked Sendable {
             enable=false
 
             [wifi]
-            enable=false
+            \(wifi)
             submit-data=false
 
             [compass]

@@ -33,35 +33,7 @@ public final class GeoClueWiFiRig: @unchecked Sendable {
     /// A geoclue.conf with only the Wi-Fi source on, asking `url` and submitting nothing, ``GeoClueHarness/agentId``
     /// whitelisted, and `apps` allowed for every user as system components.
     public static func configuration(url: String, apps: [String]) -> String {
-        var text = """
-            [agent]
-            whitelist=\(GeoClueHarness.agentId)
-
-            [network-nmea]
-            enable=false
-
-            [3g]
-            enable=false
-
-            [cdma]
-            enable=false
-
-            [modem-gps]
-            enable=false
-
-            [wifi]
-            enable=true
-            url=\(url)
-            submit-data=false
-
-            [compass]
-            enable=false
-
-            """
-        for app in apps.sorted() {
-            text += "\n[\(app)]\nallowed=true\nsystem=true\nusers=\n"
-        }
-        return text
+        GeoClueHarness.configuration(apps: Dictionary(uniqueKeysWithValues: apps.map { ($0, true) }), wifiURL: url)
     }
 
     /// Starts a bus and the stand-in (scans taking `scanDelay` milliseconds) and writes GeoClue's configuration

@@ -180,6 +180,24 @@ struct StateFileTests {
 
     static let victimLine = "1000\torg.example.Victim\talways\tprecise\n"
 
+    /// polkitd (``authSelf``) and the daemon asking it on a bus of their own, started with `text` as its grants
+    /// file.
+    static func daemon(withGrants text: String) throws -> (PolkitHarness, DaemonHarness) {
+        let bus = try PolkitHarness.makeBus()
+        let polkit = try PolkitHarness(bus: bus, rules: authSelf)
+        do {
+            let harness = try DaemonHarness(
+                config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+            try write(text, to: harness.file("grants"))
+            try harness.startDaemon()
+            return (polkit, harness)
+        } catch {
+            polkit.stop()
+            bus.stop()
+            throw error
+        }
+    }
+
     @Test func oneUsersFloodOfDecisionsLeavesAnotherUsersGrantsAcrossARestart() async throws {
         // nobody has already filled the file to within a few lines of the reader's 16 MiB (as a flood of 5,805
         // decisions a minute does in an hour); a few more decisions would carry it past.
@@ -191,15 +209,11 @@ struct StateFileTests {
             text += "65534\t\(app)-\(index)\tdenied\t-\n"
             index += 1
         }
-        let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(bus: bus, rules: Self.authSelf)
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let (polkit, harness) = try Self.daemon(withGrants: text)
         defer {
             harness.stop()
             polkit.stop()
         }
-        try write(text, to: harness.file("grants"))
-        try harness.startDaemon()
         let cli = try ProjectPaths.product("whereabouts").path
         for round in 0..<4 {
             _ = try polkit.run([cli, "authorise", "--desktop-id", "\(app)-new-\(round)"])
@@ -219,15 +233,11 @@ struct StateFileTests {
     @Test func aUserAtTheirShareCannotStoreOneMore() async throws {
         var text = "# whereabouts grants 1\n" + Self.victimLine
         for index in 0..<1000 { text += "65534\tapp-\(index)\tdenied\t-\n" }
-        let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(bus: bus, rules: Self.authSelf)
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let (polkit, harness) = try Self.daemon(withGrants: text)
         defer {
             harness.stop()
             polkit.stop()
         }
-        try write(text, to: harness.file("grants"))
-        try harness.startDaemon()
         let cli = try ProjectPaths.product("whereabouts").path
         let refused = try polkit.run([cli, "authorise", "--desktop-id", "one-more"])
         let check = try polkit.run([cli, "authorise", "--check", "--desktop-id", "one-more"])
