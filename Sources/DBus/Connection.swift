@@ -269,7 +269,15 @@ public final class Connection {
         if objects[path] != nil { unindex(path) }
         objects[path] = object
         if let owner { owners[path] = owner }
-        forEachStep(to: path) { node, child in nodes[node, default: ChildNodes()].add(child, owner: owner) }
+        var below = path.rawValue[...]
+        while let (node, child) = Self.parentAndChild(of: below) {
+            let wasEmpty = nodes[node]?.isEmpty(for: owner) ?? true
+            nodes[node, default: ChildNodes()].add(child, owner: owner)
+            // A node counts once in its parent for as long as it has anything below it, so only the nodes that
+            // gain their first entry are walked up from: an object beside others touches one node.
+            guard wasEmpty else { return }
+            below = node[...]
+        }
     }
 
     /// Stops serving the object at `path`.
@@ -280,20 +288,22 @@ public final class Connection {
 
     private func unindex(_ path: ObjectPath) {
         let owner = owners.removeValue(forKey: path)
-        // In place: a copy of a node with thousands of children would make every removal cost them all.
-        forEachStep(to: path) { node, child in
-            nodes[node]?.remove(child, owner: owner)
+        var below = path.rawValue[...]
+        while let (node, child) = Self.parentAndChild(of: below) {
+            // In place: a copy of a node with thousands of children would make every removal cost them all.
+            guard nodes[node]?.remove(child, owner: owner) == true else { return }
+            let nowEmpty = nodes[node]?.isEmpty(for: owner) ?? true
             if nodes[node]?.isEmpty == true { nodes[node] = nil }
+            guard nowEmpty else { return }
+            below = node[...]
         }
     }
 
-    /// Calls `body` with each node from the root down to `path`'s parent and the name of its child on the way.
-    private func forEachStep(to path: ObjectPath, _ body: (String, Substring) -> Void) {
-        var node = "/"
-        for element in path.rawValue.split(separator: "/") {
-            body(node, element)
-            node = node == "/" ? "/" + element : node + "/" + element
-        }
+    /// The node above `path` and the name of `path` in it; nil for the root.
+    private static func parentAndChild(of path: Substring) -> (node: String, child: Substring)? {
+        guard path.utf8.count > 1, let slash = path.lastIndex(of: "/") else { return nil }
+        let node = slash == path.startIndex ? "/" : String(path[..<slash])
+        return (node, path[path.index(after: slash)...])
     }
 
     /// The object served at `path`.
@@ -535,10 +545,17 @@ public final class Connection {
 /// The child nodes of one node that lead to exported objects: how many objects lie below each, those everyone
 /// may see and those of each owner apart, so that listing what one connection may see costs only that.
 struct ChildNodes {
+    /// For each child, the objects at it and whether anything is below it, for everyone and for each owner.
     var everyone: [Substring: Int] = [:]
     var owned: [String: [Substring: Int]] = [:]
 
     var isEmpty: Bool { everyone.isEmpty && owned.isEmpty }
+
+    /// True when nothing here is for `owner` (everyone, when nil).
+    func isEmpty(for owner: String?) -> Bool {
+        guard let owner else { return everyone.isEmpty }
+        return owned[owner] == nil
+    }
 
     mutating func add(_ child: Substring, owner: String?) {
         if let owner {
@@ -548,19 +565,20 @@ struct ChildNodes {
         }
     }
 
-    mutating func remove(_ child: Substring, owner: String?) {
+    /// Counts one of `child`'s entries off; false when there was none.
+    mutating func remove(_ child: Substring, owner: String?) -> Bool {
         if let owner {
-            guard owned[owner] != nil else { return }
-            ChildNodes.decrement(&owned[owner]!, child)
+            guard owned[owner] != nil, ChildNodes.decrement(&owned[owner]!, child) else { return false }
             if owned[owner]!.isEmpty { owned[owner] = nil }
-        } else {
-            ChildNodes.decrement(&everyone, child)
+            return true
         }
+        return ChildNodes.decrement(&everyone, child)
     }
 
-    private static func decrement(_ counts: inout [Substring: Int], _ child: Substring) {
-        let count = (counts[child] ?? 1) - 1
-        counts[child] = count > 0 ? count : nil
+    private static func decrement(_ counts: inout [Substring: Int], _ child: Substring) -> Bool {
+        guard let count = counts[child] else { return false }
+        counts[child] = count > 1 ? count - 1 : nil
+        return true
     }
 }
 

@@ -1,20 +1,6 @@
 import TestSupport
 import WhereaboutsCore
 
-/// SplitMix64: a small seeded generator, so that every run simulates the same hour.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-
-    /// The next 64 random bits.
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A machine that sits still: `strong` access points whose signals jitter by up to ±`jitter` dBm from scan to
 /// scan, and `weak` ones around −88 dBm, each heard in about half the scans.
 struct StationaryPlace {
@@ -24,7 +10,7 @@ struct StationaryPlace {
 
     /// `count` scans, the same for the same `seed`.
     func scans(_ count: Int, seed: UInt64) -> [[AccessPoint]] {
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let means = (0..<strong).map { -45 - 3 * $0 }
         return (0..<count).map { _ in
             var scan: [AccessPoint] = []

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import WhereaboutsCore
 
 /// Parses `text` as UTF-8.

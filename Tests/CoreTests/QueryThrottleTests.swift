@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 import WhereaboutsCore
 
 /// A position answer, for recording lookups.

@@ -181,6 +181,42 @@ struct BindingTests {
         #expect(root.first?.string?.contains("<node name=\"io\"/>") == true)
     }
 
+    @Test func introspectionShowsEachConnectionTheNodesLeadingToWhatItMaySee() async throws {
+        let pair = try await Pair()
+        defer { pair.close() }
+        let me = pair.client.uniqueName
+        let owners: [String?] = [nil, me, ":9.99"]
+        let paths = ["/a", "/a/b", "/a/b/c", "/a/b/d", "/a/e", "/a/e/f/g", "/h"].map { ObjectPath($0)! }
+        var exported: [ObjectPath: String?] = [echoPath: String?.none]
+        var generator = SplitMix64(seed: 7)
+        for step in 0..<120 {
+            let path = paths[Int(generator.next() % UInt64(paths.count))]
+            if exported[path] != nil, generator.next() % 2 == 0 {
+                pair.server.unexport(path)
+                exported[path] = nil
+            } else {
+                let owner = owners[Int(generator.next() % UInt64(owners.count))]
+                pair.server.export(EchoObject(), at: path, visibleTo: owner)
+                exported[path] = .some(owner)
+            }
+            // What the client should see below each node: the names leading to an object everyone or it may see.
+            for node in ["/", "/a", "/a/b", "/a/e", "/a/e/f"] {
+                let prefix = node == "/" ? "/" : node + "/"
+                var expected = Set<String>()
+                for (path, owner) in exported where owner == nil || owner == me {
+                    guard path.rawValue.hasPrefix(prefix) else { continue }
+                    expected.insert(String(path.rawValue.dropFirst(prefix.count).prefix { $0 != "/" }))
+                }
+                let xml = try await pair.call(
+                    "Introspect", interface: "org.freedesktop.DBus.Introspectable", path: ObjectPath(node)!)
+                let shown = Set(
+                    (xml.first?.string ?? "").split(separator: "<node name=\"").dropFirst()
+                        .map { String($0.prefix { $0 != "\"" }) })
+                #expect(shown == expected, "step \(step), node \(node)")
+            }
+        }
+    }
+
     @Test func deferredRepliesAndTimeouts() async throws {
         let pair = try await Pair()
         defer { pair.close() }
