@@ -24,6 +24,8 @@ public final class Connection {
     private var objects: [ObjectPath: any ExportedObject] = [:]
     /// The connection each object is shown to, for objects shown to one connection only.
     private var owners: [ObjectPath: String] = [:]
+    /// Sets of objects served below a path, and the connection each set is shown to, if only one.
+    private var subtrees: [ObjectPath: (subtree: any ExportedSubtree, owner: String?)] = [:]
     /// For each node on the way to an exported object, the child nodes that lead to objects, and whose.
     private var nodes: [String: ChildNodes] = [:]
     private var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]
@@ -266,9 +268,33 @@ public final class Connection {
     /// Serves `object` at `path`, replacing any object there. With `owner` (a unique bus name), introspection
     /// shows the object, and the nodes on the way to it, to that connection alone.
     public func export(_ object: any ExportedObject, at path: ObjectPath, visibleTo owner: String? = nil) {
-        if objects[path] != nil { unindex(path) }
+        if objects[path] != nil { unexport(path) }
         objects[path] = object
         if let owner { owners[path] = owner }
+        index(path, owner: owner)
+    }
+
+    /// Stops serving the object at `path`.
+    public func unexport(_ path: ObjectPath) {
+        guard objects.removeValue(forKey: path) != nil else { return }
+        unindex(path, owner: owners.removeValue(forKey: path))
+    }
+
+    /// Serves the objects of `subtree` at the nodes directly below `path`; with `owner`, introspection shows them,
+    /// and the nodes on the way to them, to that connection alone. An object exported at the same path comes first.
+    public func exportSubtree(_ subtree: any ExportedSubtree, at path: ObjectPath, visibleTo owner: String? = nil) {
+        unexportSubtree(at: path)
+        subtrees[path] = (subtree, owner)
+        index(path, owner: owner)
+    }
+
+    /// Stops serving the objects below `path`.
+    public func unexportSubtree(at path: ObjectPath) {
+        guard let entry = subtrees.removeValue(forKey: path) else { return }
+        unindex(path, owner: entry.owner)
+    }
+
+    private func index(_ path: ObjectPath, owner: String?) {
         var below = path.rawValue[...]
         while let (node, child) = Self.parentAndChild(of: below) {
             let wasEmpty = nodes[node]?.isEmpty(for: owner) ?? true
@@ -280,14 +306,7 @@ public final class Connection {
         }
     }
 
-    /// Stops serving the object at `path`.
-    public func unexport(_ path: ObjectPath) {
-        guard objects.removeValue(forKey: path) != nil else { return }
-        unindex(path)
-    }
-
-    private func unindex(_ path: ObjectPath) {
-        let owner = owners.removeValue(forKey: path)
+    private func unindex(_ path: ObjectPath, owner: String?) {
         var below = path.rawValue[...]
         while let (node, child) = Self.parentAndChild(of: below) {
             // In place: a copy of a node with thousands of children would make every removal cost them all.
@@ -306,22 +325,28 @@ public final class Connection {
         return (node, path[path.index(after: slash)...])
     }
 
-    /// The object served at `path`.
-    public func object(at path: ObjectPath) -> (any ExportedObject)? { objects[path] }
+    /// The object served at `path`, exported there or by a subtree above it.
+    public func object(at path: ObjectPath) -> (any ExportedObject)? { served(at: path)?.object }
 
-    /// True when the object at `path` may be introspected by `sender`.
-    func isVisible(_ path: ObjectPath, to sender: String) -> Bool {
-        guard let owner = owners[path] else { return true }
-        return owner == sender
+    /// The object at `path` and the connection it is shown to, if only one.
+    private func served(at path: ObjectPath) -> (object: any ExportedObject, owner: String?)? {
+        if let object = objects[path] { return (object, owners[path]) }
+        guard !subtrees.isEmpty, let (node, child) = Self.parentAndChild(of: path.rawValue[...]),
+            let entry = subtrees[ObjectPath(trusted: node)], let object = entry.subtree.child(named: child)
+        else { return nil }
+        return (object, entry.owner)
     }
 
     /// The names of the nodes directly below `path` that lead to objects `sender` may see, in numeric order where
     /// they are numbers; the work is in what `sender` may see, not in what is exported.
     func childNodes(of path: ObjectPath, visibleTo sender: String) -> [String] {
-        guard let children = nodes[path.rawValue] else { return [] }
-        var names = Array(children.everyone.keys)
-        if let mine = children.owned[sender] {
-            for name in mine.keys where children.everyone[name] == nil { names.append(name) }
+        var names: Set<Substring> = []
+        if let children = nodes[path.rawValue] {
+            names.formUnion(children.everyone.keys)
+            if let mine = children.owned[sender] { names.formUnion(mine.keys) }
+        }
+        if let entry = subtrees[path], entry.owner == nil || entry.owner == sender {
+            names.formUnion(entry.subtree.childNames.map { $0[...] })
         }
         return names.map(String.init).sorted { a, b in
             if let x = UInt64(a), let y = UInt64(b) { return x < y }
@@ -375,10 +400,12 @@ public final class Connection {
         let path = message.path ?? .root
         let member = message.member ?? ""
         let interface = message.interface
-        let object = objects[path]
+        let served = served(at: path)
+        let object = served?.object
         if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
             // A caller sees the objects everyone may see and its own; another connection's are not there for it.
-            let shown = isVisible(path, to: call.sender) ? object?.interfaces ?? [] : []
+            let visible = served?.owner.map { $0 == call.sender } ?? true
+            let shown = visible ? object?.interfaces ?? [] : []
             let xml = Introspection.document(interfaces: shown, children: childNodes(of: path, visibleTo: call.sender))
             return .values([.string(xml)])
         }

@@ -115,6 +115,18 @@ public protocol ExportedObject: AnyObject {
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply
 }
 
+/// Objects served below one path as a set of their own, such as a client's numbered `Location` objects: one set
+/// comes and goes with the connection's tables instead of every object in it, which matters where objects are
+/// made and released on every fix.
+@BusActor
+public protocol ExportedSubtree: AnyObject {
+    /// The object at the child node `name`, if there is one.
+    func child(named name: Substring) -> (any ExportedObject)?
+
+    /// The names of the child nodes that hold objects, for introspection.
+    var childNames: [String] { get }
+}
+
 extension ExportedObject {
     public func checkAccess(sender: String) -> DBusError? { nil }
 

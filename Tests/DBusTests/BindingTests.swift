@@ -217,6 +217,41 @@ struct BindingTests {
         }
     }
 
+    @Test func aSubtreeServesItsObjectsAndShowsThemToItsOwnerAlone() async throws {
+        final class Numbered: ExportedSubtree {
+            var objects: [String: EchoObject] = [:]
+            func child(named name: Substring) -> (any ExportedObject)? { objects[String(name)] }
+            var childNames: [String] { Array(objects.keys) }
+        }
+        let pair = try await Pair()
+        defer { pair.close() }
+        let stranger = try Connection.open(address: pair.bus.address)
+        defer { stranger.close() }
+        let base = ObjectPath("/io/github/whereabouts1/test/Set")!
+        let numbered = Numbered()
+        numbered.objects = ["1": EchoObject(), "2": EchoObject()]
+        pair.server.exportSubtree(numbered, at: base, visibleTo: pair.client.uniqueName)
+        func introspect(_ connection: Connection, _ path: ObjectPath) async throws -> String {
+            let reply = try await connection.call(
+                destination: echoName, path: path, interface: "org.freedesktop.DBus.Introspectable",
+                member: "Introspect")
+            return reply.first?.string ?? ""
+        }
+        #expect(try await pair.call("Add", [.int32(2), .int32(3)], path: base.appending("2")) == [.int32(5)])
+        await expectError(DBusError.Name.unknownMethod) { _ = try await pair.call("Add", [.int32(1), .int32(1)], path: base.appending("3")) }
+        let listed = try await introspect(pair.client, base)
+        #expect(listed.contains("<node name=\"1\"/>") && listed.contains("<node name=\"2\"/>"), "\(listed)")
+        #expect(try await introspect(pair.client, base.appending("1")).contains(echoName))
+        #expect(try await introspect(pair.client, ObjectPath("/io/github/whereabouts1/test")!).contains("<node name=\"Set\"/>"))
+        let hidden = try await introspect(stranger, ObjectPath("/io/github/whereabouts1/test")!)
+        let hiddenObject = try await introspect(stranger, base.appending("1"))
+        #expect(!hidden.contains("Set") && !hiddenObject.contains(echoName))
+        pair.server.unexportSubtree(at: base)
+        await expectError(DBusError.Name.unknownMethod) { _ = try await pair.call("Add", [.int32(2), .int32(3)], path: base.appending("2")) }
+        let after = try await introspect(pair.client, ObjectPath("/io/github/whereabouts1/test")!)
+        #expect(!after.contains("Set"))
+    }
+
     @Test func deferredRepliesAndTimeouts() async throws {
         let pair = try await Pair()
         defer { pair.close() }
