@@ -49,7 +49,7 @@ let package = Package(
         // State on disk: files written atomically and durably, the grant store.
         .target(name: "WhereaboutsStorage", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // Location sources that need no hardware: static file and replay of recorded tracks.
-        .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "Loop"], swiftSettings: strict),
+        .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "Loop"], swiftSettings: strict),
         // The GeoClue2 objects on the bus, mapped onto the domain.
         .target(
             name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],
@@ -63,7 +63,7 @@ let package = Package(
                 "DBus", "Loop", "HTTP", "WiFi", "CMalloc",
             ],
             swiftSettings: strict),
-        .executableTarget(name: "whereabouts", dependencies: ["Whereabouts"], swiftSettings: strict),
+        .executableTarget(name: "whereabouts", dependencies: ["Whereabouts", "Loop"], swiftSettings: strict),
         // Figures for the gpsd path (not a test, not a product): .build/release/wbbench.
         .executableTarget(name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
         // whereaboutsd and GeoClue 2.6 side by side under load (make bench): .build/release/wbload.
@@ -76,6 +76,7 @@ let package = Package(
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(name: "StorageTests", dependencies: ["WhereaboutsStorage"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],

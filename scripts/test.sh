@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: installs what the tests need (as root, on Debian 12), builds, runs the whole suite, replays every
+# Every test: installs what the tests need (as root, on Debian 12), checks the house's import rules
+# (scripts/check-imports.py), builds, runs the whole suite, replays every
 # fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
 # suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager stand-ins, a
 # loopback HTTPS Ichnaea server, GeoClue 2.6 and the real whereaboutsd;
@@ -12,6 +13,7 @@ ensure_swift
 ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
     libcurl4 ca-certificates openssl \
     "${BUILD_PACKAGES[@]}"
+python3 scripts/check-imports.py
 swift build --build-tests
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

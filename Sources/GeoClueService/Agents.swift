@@ -26,7 +26,7 @@ final class Agent {
 }
 
 /// The kinds of log line agents cause, each rate-limited per user on its own.
-private enum AgentLine: Hashable, Sendable {
+enum AgentLine: Hashable, Sendable {
     case registered
     case left
     case unreadable
@@ -35,7 +35,7 @@ private enum AgentLine: Hashable, Sendable {
 }
 
 /// A user and a kind of agent log line: what ``LogRateLimiter`` counts agent lines by.
-private struct AgentLineKey: Hashable, Sendable {
+struct AgentLineKey: Hashable, Sendable {
     let uid: UInt32
     let kind: AgentLine
 }
@@ -45,14 +45,10 @@ extension GeoClueService {
     /// D-Bus default GeoClue's calls have, unless `WHEREABOUTS_AGENT_TIMEOUT_MS` gives another (for tests).
     static let defaultAgentTimeout: Duration = .seconds(25)
 
-    /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
-    /// changing its level without end, cannot flood the journal. One service runs in a process.
-    private static var agentLines = LogRateLimiter<AgentLineKey>()
-
     /// Logs an agent's line for `uid` unless that user's agents caused too many of its kind lately; the next line
     /// logged says how many were left out.
     private func agentLog(_ priority: LogPriority, uid: UInt32, _ kind: AgentLine, _ message: String) {
-        let decision = Self.agentLines.admit(AgentLineKey(uid: uid, kind: kind), now: clock.monotonicNow)
+        let decision = agentLines.admit(AgentLineKey(uid: uid, kind: kind), now: clock.monotonicNow)
         guard decision != .suppress else { return }
         logger.log(priority, message + decision.suffix)
     }

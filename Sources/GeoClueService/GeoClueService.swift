@@ -56,6 +56,11 @@ public final class GeoClueService {
     private var vanishedDuringLookup: Set<String> = []
     /// The GeoClue agent of each user.
     var agents: [UInt32: Agent] = [:]
+    /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
+    /// changing its level without end, cannot flood the journal.
+    var agentLines = LogRateLimiter<AgentLineKey>()
+    /// logind's failures, logged a few times per user every 10 s: each call of a user's may meet the same failure.
+    private var logindWarnings = LogRateLimiter<UInt32>()
     /// How long an agent may take to answer.
     let agentTimeout: Duration
     /// The login sessions of client processes, for *when in use*.
@@ -538,7 +543,8 @@ public final class GeoClueService {
         switch await sessions.session(of: name, pid: pid, uid: uid) {
         case .success(let session): return session
         case .failure(let failure):
-            logger.warning("logind: \(failure.message)")
+            let decision = logindWarnings.admit(uid, now: clock.monotonicNow)
+            if decision != .suppress { logger.warning("logind: \(failure.message)" + decision.suffix) }
             throw .accessDenied("cannot check the login session: \(failure.message)")
         }
     }

@@ -1,4 +1,5 @@
 import Loop
+import WhereaboutsStorage
 
 #if canImport(Glibc)
     import Glibc
@@ -12,22 +13,18 @@ public struct FileReadError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Reads a whole text file, refusing files larger than `limit` bytes or that are not valid UTF-8.
+///
+/// Only a regular file is read (``RegularFile``): a FIFO named as the static location or a track would otherwise
+/// block the bus thread until some process wrote to it, and a device may do anything when opened. Links are
+/// followed, as these files are the administrator's to place.
 public func readTextFile(_ path: String, limit: Int = 64 << 20) throws(FileReadError) -> String {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw FileReadError(path: path, reason: String(cString: strerror(errno))) }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 {
-            if errno == EINTR { continue }
-            throw FileReadError(path: path, reason: String(cString: strerror(errno)))
-        }
-        if count == 0 { break }
-        bytes.append(contentsOf: chunk[0..<count])
-        guard bytes.count <= limit else { throw FileReadError(path: path, reason: "larger than \(limit) bytes") }
+    let bytes: [UInt8]?
+    do {
+        bytes = try RegularFile.read(path, limit: limit, followLinks: true)
+    } catch {
+        throw FileReadError(path: path, reason: error.reason.description)
     }
+    guard let bytes else { throw FileReadError(path: path, reason: String(cString: strerror(ENOENT))) }
     guard let text = String(validating: bytes, as: UTF8.self) else {
         throw FileReadError(path: path, reason: "not valid UTF-8 text")
     }

@@ -10,9 +10,26 @@ public struct PositionCacheFile: Sendable {
     public static let sizeLimit = 8 << 20
 
     public let file: DurableFile
+    private let writer: BackgroundWriter<PositionCache>
 
-    /// The file that goes with the grants file `grantsPath`.
-    public init(besideGrantsAt grantsPath: String) { file = DurableFile(named: "positions", besideFileAt: grantsPath) }
+    /// The file that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
+    /// writer's thread.
+    public init(besideGrantsAt grantsPath: String, saveFailed: @escaping @Sendable (String) -> Void) {
+        let file = DurableFile(named: "positions", besideFileAt: grantsPath)
+        self.file = file
+        writer = BackgroundWriter(
+            write: { cache in
+                do {
+                    try file.write(cache.serialized())
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            },
+            finished: { _, failure in
+                if let failure { saveFailed(failure) }
+            })
+    }
 
     /// The saved cache, without the entries past their age; `log` receives a line when the file was corrupt or
     /// unreadable.
@@ -26,6 +43,10 @@ public struct PositionCacheFile: Sendable {
         }
     }
 
-    /// Saves `cache` durably.
-    public func save(_ cache: PositionCache) throws(DurableFile.Failure) { try file.write(cache.serialized()) }
+    /// Waits until the caches handed over are written, for a process about to end (``BackgroundWriter/flush(timeout:)``).
+    public func flush() { writer.flush() }
+
+    /// Hands `cache` to the writer thread, which serialises it and saves it durably; returns at once. Caches handed
+    /// over while one is being written are coalesced into the next write.
+    public func save(_ cache: PositionCache) { writer.submit(cache) }
 }

@@ -25,15 +25,15 @@ enum Daemon {
 
     /// Starts everything on the bus thread; a failure to start ends the process with status 1.
     nonisolated static func launch(_ options: Options) {
-        signal(SIGTERM) { _ in _exit(0) }
-        signal(SIGINT) { _ in _exit(0) }
+        let terminationSignals = Shutdown.catchTerminationSignals()
         signal(SIGPIPE, SIG_IGN)
         EventLoop.main.execute {
+            if let terminationSignals { Shutdown.watchTerminationSignals(terminationSignals) }
             do {
                 try run(options)
             } catch {
                 JournalLogger().error("\(error)")
-                exit(1)
+                Shutdown.exit(1)
             }
         }
     }
@@ -45,16 +45,18 @@ enum Daemon {
         let connection = try Connection.open(address: Connection.systemBusAddress)
         connection.onDisconnect = {
             logger.error("lost the connection to the bus; exiting")
-            exit(1)
+            Shutdown.exit(1)
         }
         let authorisation = configuration.authorisation
         if !authorisation.usesPolkit {
             logger.notice("[authorisation] polkit=false: app entries, stored decisions and GeoClue agents decide which apps get location")
         }
+        let grantFile = GrantFile(path: authorisation.grantsPath)
+        Shutdown.flushBeforeExit { grantFile.flush() }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
-            grantFile: GrantFile(path: authorisation.grantsPath),
+            grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath))
         let network = NetworkPositioning.makeProviders(
@@ -95,7 +97,7 @@ enum Daemon {
                 armMemoryRelease(clients: service.clientCount, connection: connection)
             } catch {
                 logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
-                exit(1)
+                Shutdown.exit(1)
             }
         }
     }
@@ -153,7 +155,7 @@ enum Daemon {
         guard timeout > 0, clients == 0 else { return }
         idleTimer = EventLoop.main.schedule(after: .seconds(Int(timeout))) {
             logger.notice("not used for \(timeout) seconds; exiting")
-            exit(0)
+            Shutdown.exit(0)
         }
     }
 

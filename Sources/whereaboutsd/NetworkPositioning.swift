@@ -30,7 +30,10 @@ enum NetworkPositioning {
         var providers: [any LocationProvider] = []
         var wifi: WiFiProvider?
         if network.wifiEnabled {
-            let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath)
+            let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
+                logger.error("position cache: cannot save: \(failure)")
+            }
+            Shutdown.flushBeforeExit { cacheFile.flush() }
             let submitter =
                 network.submitsData
                 ? Geosubmitter(
@@ -40,13 +43,7 @@ enum NetworkPositioning {
             let provider = WiFiProvider(
                 scanner: WiFiScanner(connection: connection, logger: logger), transport: transport,
                 url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
-                saveCache: { cache in
-                    do {
-                        try cacheFile.save(cache)
-                    } catch {
-                        logger.error("position cache: cannot save: \(error)")
-                    }
-                },
+                saveCache: { cacheFile.save($0) },
                 submitter: submitter, clock: clock, logger: logger)
             logger.info(
                 "Wi-Fi positioning: unknown places are looked up at \(loggableURL(network.wifi.url))"

@@ -110,6 +110,20 @@ struct BadInputTests {
         try await expectServingWithoutLocation(harness)
     }
 
+    /// A FIFO where the static location or the track should be would block the bus thread at the read; it is
+    /// refused by its kind and the service goes on without that source.
+    @Test(arguments: ["static", "replay"])
+    func aStaticOrTrackFileThatIsAFIFOIsRefusedWithoutBlocking(source: String) async throws {
+        let harness = try await makeHarness(config: source == "static" ? staticConfig : replayConfig(speed: 10))
+        defer { harness.stop() }
+        let file = harness.file(source == "static" ? "geolocation" : "track.nmea").path
+        #expect(mkfifo(file, 0o600) == 0)
+        try await harness.launch()
+        let line = harness.daemonLog.split(separator: "\n").first { $0.contains("\(source) source") && $0.contains(file) }
+        #expect(line?.contains("is a FIFO, not a regular file") == true, "\(harness.daemonLog)")
+        try await expectServingWithoutLocation(harness)
+    }
+
     @Test(arguments: [
         BadFile("binary", [0x00, 0xFF, 0xFE, 0x24, 0x80, 0x0A, 0xC3, 0x28, 0x24, 0x47, 0x50, 0x0D, 0x0A, 0x00], "not valid UTF-8"),
         BadFile("NMEA with bad checksums", nmeaTrack(count: 5).replacing(/\*[0-9A-F]{2}/, with: "*00"), "no valid fix"),
