@@ -31,9 +31,19 @@ public final class Connection {
     private var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]
     private var nextHandlerID: UInt64 = 1
     private var closed = false
+    /// Method calls read and not yet handled, served one caller at a time in turn (``serveCalls()``).
+    private var turns = CallTurns<Message>()
+    private var servingScheduled = false
+    /// The calls handled before the loop reads the bus again.
+    private static let callsPerServing = 128
+    /// The calls kept waiting, of all callers, beyond which the rest is left in the socket for the bus to hold.
+    private static let maximumWaitingCalls = 65_536
 
     /// Called once when the connection to the bus is lost.
     public var onDisconnect: (@BusActor () -> Void)?
+    /// Asked before an `Introspect` call is answered, with the caller's unique name; an error refuses the call.
+    /// An `Introspect` that wants no reply is dropped before it is asked about: it can change nothing.
+    public var introspectionGate: (@BusActor (String) -> DBusError?)?
 
     /// Connects to the bus at `address`, authenticates and registers (the blocking `Hello` exchange).
     public static func open(address: String) throws(DBusError) -> Connection {
@@ -367,7 +377,62 @@ public final class Connection {
         // No signal handled here takes file descriptors; decoding one would duplicate them into the process.
         guard !message.carriesFileDescriptors else { return false }
         for (_, entry) in signalHandlers where entry.match.matches(message) { entry.handler(message) }
+        dropCallsOfVanishedPeer(message)
         return false
+    }
+
+    /// Forgets the waiting calls of a peer the bus says has left: its calls came before this signal, and nothing
+    /// can answer them now. (Seen only with a match for `NameOwnerChanged`, which a service has.)
+    private func dropCallsOfVanishedPeer(_ message: Message) {
+        guard !turns.isEmpty, message.member == "NameOwnerChanged", message.sender == "org.freedesktop.DBus",
+            message.interface == "org.freedesktop.DBus"
+        else { return }
+        let arguments = message.arguments()
+        guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(":"), arguments[2].string == ""
+        else { return }
+        turns.dropAll(from: name)
+    }
+
+    /// Queues a method call for its caller's turn; one past its caller's bound is refused at once, unhandled.
+    fileprivate func enqueueCall(_ message: Message) {
+        guard turns.append(message, from: message.sender ?? "") else {
+            let refusal = DBusError.limitsExceeded(
+                "more than \(CallTurns<Message>.maximumPerCaller) calls of this connection wait to be handled")
+            if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
+            return
+        }
+    }
+
+    /// Handles waiting calls, the callers taking turns, at most ``callsPerServing`` before the loop looks at the
+    /// bus again; the rest is served on the next turn of the loop, once what the bus sent meanwhile is read.
+    private func serveCalls() {
+        var served = 0
+        while served < Self.callsPerServing, !closed, let message = turns.next() {
+            dispatchMethodCall(message)
+            served += 1
+        }
+        guard !turns.isEmpty, !closed, !servingScheduled else { return }
+        servingScheduled = true
+        // A timer, not queued work: the loop polls its descriptors before it runs the timer.
+        _ = EventLoop.main.schedule(after: .zero) { [weak self] in
+            guard let self else { return }
+            self.servingScheduled = false
+            self.readAvailable()
+            self.drain()
+        }
+    }
+
+    /// Reads all the bus has sent so far (libdbus reads a few kilobytes at a time), so that a caller whose call
+    /// is behind another's flood in the socket gets its turn without waiting for the flood to be handled.
+    private func readAvailable() {
+        var fd: Int32 = -1
+        guard !closed, dbus_connection_get_socket(raw, &fd) != 0 else { return }
+        var socket = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while turns.count < Self.maximumWaitingCalls, poll(&socket, 1, 0) > 0, socket.revents & Int16(POLLIN) != 0 {
+            guard dbus_connection_read_write(raw, 0) != 0 else { return }
+            while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+            socket.revents = 0
+        }
     }
 
     fileprivate func dispatchMethodCall(_ message: Message) {
@@ -403,6 +468,8 @@ public final class Connection {
         let served = served(at: path)
         let object = served?.object
         if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
+            guard !message.noReplyExpected else { return .values([]) }
+            if let refusal = introspectionGate?(call.sender) { throw refusal }
             // A caller sees the objects everyone may see and its own; another connection's are not there for it.
             let visible = served?.owner.map { $0 == call.sender } ?? true
             let shown = visible ? object?.interfaces ?? [] : []
@@ -466,7 +533,7 @@ public final class Connection {
             let connection = Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue()
             let wrapped = Message(retaining: message!)
             guard wrapped.kind == .methodCall else { return DBUS_HANDLER_RESULT_NOT_YET_HANDLED }
-            BusActor.assumeIsolated { connection.dispatchMethodCall(wrapped) }
+            BusActor.assumeIsolated { connection.enqueueCall(wrapped) }
             return DBUS_HANDLER_RESULT_HANDLED
         }
         dbus_connection_register_fallback(raw, "/", &vtable, context)
@@ -480,9 +547,11 @@ public final class Connection {
         return handled ? DBUS_HANDLER_RESULT_HANDLED : DBUS_HANDLER_RESULT_NOT_YET_HANDLED
     }
 
-    /// Dispatches every message already read; a closed connection is left alone.
+    /// Dispatches every message already read, then serves the waiting calls in turn; a closed connection is left
+    /// alone.
     private func drain() {
         while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        serveCalls()
     }
 
     private final class WatchBox {

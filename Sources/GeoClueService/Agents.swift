@@ -34,7 +34,7 @@ enum AgentLine: Hashable, Sendable {
     case answer
 }
 
-/// A user and a kind of agent log line: what ``LogRateLimiter`` counts agent lines by.
+/// A user and a kind of agent log line: what ``RateLimiter`` counts agent lines by.
 struct AgentLineKey: Hashable, Sendable {
     let uid: UInt32
     let kind: AgentLine

@@ -58,9 +58,13 @@ public final class GeoClueService {
     var agents: [UInt32: Agent] = [:]
     /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
     /// changing its level without end, cannot flood the journal.
-    var agentLines = LogRateLimiter<AgentLineKey>()
+    var agentLines = RateLimiter<AgentLineKey>()
     /// logind's failures, logged a few times per user every 10 s: each call of a user's may meet the same failure.
-    private var logindWarnings = LogRateLimiter<UInt32>()
+    private var logindWarnings = RateLimiter<UInt32>()
+    /// `Introspect` calls, 100 a second per user (or per connection whose user is not known yet, which sees only
+    /// what is everyone's): a user's listing of its own thousands of clients costs a millisecond, and a flood of them
+    /// would hold the bus thread from everyone else.
+    private var introspections = RateLimiter<IntrospectionCaller>(burst: 100, period: .seconds(1))
     /// How long an agent may take to answer.
     let agentTimeout: Duration
     /// The login sessions of client processes, for *when in use*.
@@ -159,6 +163,7 @@ public final class GeoClueService {
         let manager = ManagerObject(service: self)
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
+        connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
         // The rule that follows peers leaving goes out first, so it is in place before any client can call; the
         // name is asked for before its answer arrives.
         let connection = self.connection
@@ -174,6 +179,14 @@ public final class GeoClueService {
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             throw .failed("\(GeoClue.busName) is already owned by another process")
         }
+    }
+
+    /// Refuses an `Introspect` from `sender` beyond its user's rate (``introspections``).
+    private func admitIntrospection(from sender: String) -> DBusError? {
+        let caller: IntrospectionCaller = peers[sender].map { .user($0.uid) } ?? .connection(sender)
+        guard introspections.admit(caller, now: clock.monotonicNow) == .suppress else { return nil }
+        let who = peers[sender].map { "UID \($0.uid)" } ?? sender
+        return .limitsExceeded("\(who) has made more than \(introspections.burst) Introspect calls in a second")
     }
 
     /// The number of clients.
@@ -548,6 +561,12 @@ public final class GeoClueService {
             throw .accessDenied("cannot check the login session: \(failure.message)")
         }
     }
+}
+
+/// Whose `Introspect` calls are counted together: a user's, or a connection's whose user is not known yet.
+enum IntrospectionCaller: Hashable, Sendable {
+    case user(UInt32)
+    case connection(String)
 }
 
 /// Whose apps a reader of `ActiveApps` sees.

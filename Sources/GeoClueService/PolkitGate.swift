@@ -14,7 +14,7 @@ import WhereaboutsCore
 /// ``perUserLimit`` checks waiting has the next refused at once (`LimitsExceeded`). The time meant for an absent or
 /// hung polkit starts only when a check is sent, and a check that waited 60 s for its turn is refused as such.
 /// Interactive checks (prompts) are neither cached nor queued: they wait for a person, not for polkitd. Warnings
-/// callers cause are rate-limited per user (``LogRateLimiter``).
+/// callers cause are rate-limited per user (``RateLimiter``).
 @BusActor
 final class PolkitGate {
     static let busName = "org.freedesktop.PolicyKit1"
@@ -47,7 +47,7 @@ final class PolkitGate {
     private var cache = PolkitAnswerCache()
     private var queue = PolkitCheckQueue<Waiting>(
         limit: PolkitGate.limit, queueTimeout: PolkitGate.queueTimeout, perUserLimit: PolkitGate.perUserLimit)
-    private var warnings = LogRateLimiter<UInt32>()
+    private var warnings = RateLimiter<UInt32>()
     private var expiryTimer: TimerID?
     /// The checks that joined one in flight, by the ticket they wait for.
     private var joined: [UInt64: [CheckedContinuation<Result<PolkitAnswer, AuthorisationFailure>, Never>]] = [:]

@@ -14,6 +14,9 @@ struct Options: Sendable {
     var output = "build/bench"
     var gpsdReport: String?
     var services = ServiceKind.allCases
+    /// With `--attacks`, only the attacks run (``Attack``), each this long.
+    var attacks = false
+    var attackSeconds = 20
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -29,6 +32,9 @@ struct Options: Sendable {
             case "--load-processes": options.loadProcesses = number(text)
             case "--output": options.output = text
             case "--gpsd-report": options.gpsdReport = text
+            case "--attacks":
+                options.attacks = true
+                options.attackSeconds = number(text)
             case "--only":
                 guard let kind = ServiceKind.allCases.first(where: { $0.key == text }) else { usage() }
                 options.services = [kind]
@@ -48,7 +54,7 @@ struct Options: Sendable {
             "usage: wbload [--soak-seconds N (600)] [--startup-runs N (10)] [--clients N (1000)] [--churn N (10000)]"
                 + " [--connections N (50), for the pooled round] [--load-processes N (10)] [--output DIR (build/bench)]"
                 + " [--gpsd-report WBBENCH-OUTPUT]"
-                + " [--only whereabouts|geoclue]")
+                + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]")
         exit(2)
     }
 }

@@ -10,7 +10,8 @@
 // clients, time to first location for 1, 100, 200 and N concurrent clients, service CPU per delivered update
 // during a soak at 1 fix/s and memory growth over it. Prints a table with the ratios whereaboutsd/GeoClue against
 // the targets, and writes it with a JSON copy to the output folder. The load's, dbus-daemon's and polkitd's CPU
-// are printed next to the service's.
+// are printed next to the service's. `--attacks SECONDS` runs instead what one local user can keep doing to the
+// daemon (Tests/Servers/attack.py) with a probe user's GetClient timed during each (``Attack``).
 import Foundation
 import Glibc
 import TestSupport
@@ -21,6 +22,14 @@ Task.detached {
     do {
         let bench = try BenchBus()
         defer { bench.stop() }
+        if options.attacks {
+            let table = attackTable(try await measureAttacks(on: bench, options), options)
+            print(table, terminator: "")
+            try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
+            try table.write(toFile: options.output + "/attacks.txt", atomically: true, encoding: .utf8)
+            bench.stop()
+            exit(0)
+        }
         var results: [ServiceKind: Figures] = [:]
         for kind in options.services { results[kind] = try await measure(kind, on: bench, options) }
         let report = Report(options: options, results: results, gpsd: GPSDFigures(file: options.gpsdReport))

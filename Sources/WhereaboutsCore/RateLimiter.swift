@@ -1,5 +1,7 @@
-/// How many log lines one peer may cause: a token bucket per key (a user and the kind of line), so that a peer
-/// repeating what makes the daemon warn cannot flood the journal.
+/// How often one peer may have something done: a token bucket per key. Log lines a peer causes are limited per
+/// user and kind of line, so that a peer repeating what makes the daemon warn cannot flood the journal; costly
+/// calls such as `Introspect` are limited per user, so that one user cannot take the bus thread from the others.
+/// Below, "lines" stands for whatever is limited.
 ///
 /// A key may log ``burst`` lines at once, then one every `period / burst` (5 lines, then one every 2 s, with the
 /// defaults). Lines beyond that are suppressed and counted; the next line the key may log carries the count
@@ -9,7 +11,7 @@
 /// At most ``capacity`` keys are followed. A key whose bucket is full again and that has nothing suppressed is
 /// the same as one never seen, so it is forgotten when room is needed; if no key can be forgotten, a line of a new
 /// key is suppressed and counted with the next line logged under any key.
-public struct LogRateLimiter<Key: Hashable & Sendable>: Sendable {
+public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
     /// Lines a key may log at once.
     public static var defaultBurst: Int { 5 }
     /// The time in which a key's bucket refills completely.
@@ -86,7 +88,7 @@ public struct LogRateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 }
 
-extension LogRateLimiter.Decision {
+extension RateLimiter.Decision {
     /// The text to append to a logged line: nothing, or how many lines like it were left out.
     public var suffix: String {
         switch self {

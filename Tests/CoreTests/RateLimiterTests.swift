@@ -3,24 +3,24 @@ import WhereaboutsCore
 
 /// A value the `#expect` macro can mutate through.
 private final class Limiter {
-    var value: LogRateLimiter<UInt32>
-    init(_ value: LogRateLimiter<UInt32>) { self.value = value }
-    func admit(_ key: UInt32, now: MonotonicTime) -> LogRateLimiter<UInt32>.Decision { value.admit(key, now: now) }
+    var value: RateLimiter<UInt32>
+    init(_ value: RateLimiter<UInt32>) { self.value = value }
+    func admit(_ key: UInt32, now: MonotonicTime) -> RateLimiter<UInt32>.Decision { value.admit(key, now: now) }
     var trackedCount: Int { value.trackedCount }
 }
 
 @Suite("Log lines a peer causes are rate-limited")
-struct LogRateLimiterTests {
+struct RateLimiterTests {
     let clock = ManualClock()
 
     @Test func aBurstIsLoggedThenLinesAreSuppressed() {
-        let limiter = Limiter(LogRateLimiter(burst: 5, period: .seconds(10)))
+        let limiter = Limiter(RateLimiter(burst: 5, period: .seconds(10)))
         for _ in 0..<5 { #expect(limiter.admit(7, now: clock.monotonicNow) == .log(suppressed: 0)) }
         for _ in 0..<1000 { #expect(limiter.admit(7, now: clock.monotonicNow) == .suppress) }
     }
 
     @Test func theNextLineLoggedCountsThoseSuppressed() {
-        let limiter = Limiter(LogRateLimiter(burst: 5, period: .seconds(10)))
+        let limiter = Limiter(RateLimiter(burst: 5, period: .seconds(10)))
         for _ in 0..<5 { _ = limiter.admit(7, now: clock.monotonicNow) }
         for _ in 0..<37 { _ = limiter.admit(7, now: clock.monotonicNow) }
         // One token every 2 s.
@@ -33,11 +33,11 @@ struct LogRateLimiterTests {
         #expect(limiter.admit(7, now: clock.monotonicNow) == .suppress)
         clock.advance(by: .seconds(2))
         #expect(limiter.admit(7, now: clock.monotonicNow) == .log(suppressed: 1))
-        #expect(LogRateLimiter<UInt32>.Decision.log(suppressed: 0).suffix == "")
+        #expect(RateLimiter<UInt32>.Decision.log(suppressed: 0).suffix == "")
     }
 
     @Test func aFloodLogsAFewLinesPerPeriodOnly() {
-        let limiter = Limiter(LogRateLimiter(burst: 5, period: .seconds(10)))
+        let limiter = Limiter(RateLimiter(burst: 5, period: .seconds(10)))
         var logged = 0
         var counted = 0
         // 15 s of 2,500 lines a second, as a polkit flood caused.
@@ -54,7 +54,7 @@ struct LogRateLimiterTests {
     }
 
     @Test func keysAreLimitedApart() {
-        let limiter = Limiter(LogRateLimiter(burst: 2, period: .seconds(10)))
+        let limiter = Limiter(RateLimiter(burst: 2, period: .seconds(10)))
         for _ in 0..<100 { _ = limiter.admit(1, now: clock.monotonicNow) }
         #expect(limiter.admit(2, now: clock.monotonicNow) == .log(suppressed: 0))
         #expect(limiter.admit(2, now: clock.monotonicNow) == .log(suppressed: 0))
@@ -62,7 +62,7 @@ struct LogRateLimiterTests {
     }
 
     @Test func aQuietKeyIsForgottenWhenRoomIsNeeded() {
-        let limiter = Limiter(LogRateLimiter(burst: 1, period: .seconds(10), capacity: 2))
+        let limiter = Limiter(RateLimiter(burst: 1, period: .seconds(10), capacity: 2))
         #expect(limiter.admit(1, now: clock.monotonicNow) == .log(suppressed: 0))
         #expect(limiter.admit(2, now: clock.monotonicNow) == .log(suppressed: 0))
         #expect(limiter.admit(2, now: clock.monotonicNow) == .suppress)
