@@ -3,6 +3,7 @@
 # the release products, runs wbbench for the gpsd path (whereaboutsd only), wbnet for network positioning (both
 # services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
 # with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
+# Last, wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
 # BENCH_SOAK_SECONDS (600) sets the length of the 1 fix/s soak with 1000 clients; a shorter one gives a quick run.
 # Not a test: figures for the README.
 set -euo pipefail
@@ -30,3 +31,5 @@ echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"
+echo "bench: what one user's attacks do to another user's GetClient (wbload --attacks)..." >&2
+"$bin/wbload" --attacks 20 --output "$out" >&2

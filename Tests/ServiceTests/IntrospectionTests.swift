@@ -118,4 +118,34 @@ struct IntrospectionTests {
         let clients = try await introspect(app, ObjectPath("/org/freedesktop/GeoClue2")!)
         #expect(clients.children == ["Manager"])
     }
+
+    /// A user's `Introspect` calls beyond 100 a second are refused with `LimitsExceeded`, and another user's are
+    /// still answered: listing its own thousands of clients costs a user's call a millisecond of the bus thread.
+    @Test func introspectionIsLimitedPerUser() async throws {
+        let harness = try await startedHarness(config: staticConfig, files: ["geolocation": staticFile])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        _ = try await app.getClient()
+        let calls = (0..<1000).map { _ in
+            Task { @BusActor () -> String in
+                do {
+                    _ = try await app.call(GeoClueTestClient.managerPath, "org.freedesktop.DBus.Introspectable", "Introspect")
+                    return "answered"
+                } catch {
+                    return (error as? DBusError)?.name ?? "\(error)"
+                }
+            }
+        }
+        var outcomes: [String: Int] = [:]
+        for call in calls { outcomes[await call.value, default: 0] += 1 }
+        #expect((outcomes["answered"] ?? 0) >= 100, "\(outcomes)")
+        #expect((outcomes[DBusError.Name.limitsExceeded] ?? 0) >= 1, "\(outcomes)")
+        #expect(outcomes.keys.allSatisfy { $0 == "answered" || $0 == DBusError.Name.limitsExceeded }, "\(outcomes)")
+        let other = try harness.busctl(
+            ["call", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager", "org.freedesktop.DBus.Introspectable",
+             "Introspect"], asUser: "daemon")
+        #expect(other.status == 0, "\(other.output)")
+    }
+
 }
