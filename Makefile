@@ -121,12 +121,12 @@ FUZZ_FLAGS    = -swift-version 6 -warnings-as-errors -O -g -sanitize=fuzzer,addr
 FUZZ_RUN_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 
 # The modules each target links, dependencies first.
-FUZZ_MODULES_nmea            := WhereaboutsCore Loop WhereaboutsProviders
-FUZZ_MODULES_gpx             := WhereaboutsCore Loop WhereaboutsProviders
+FUZZ_MODULES_nmea            := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders
+FUZZ_MODULES_gpx             := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders
 FUZZ_MODULES_config          := WhereaboutsCore
 FUZZ_MODULES_grants          := WhereaboutsCore
 FUZZ_MODULES_static-location := WhereaboutsCore
-FUZZ_MODULES_gpsd            := WhereaboutsCore Loop WhereaboutsProviders CGPSD GPSD
+FUZZ_MODULES_gpsd            := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders CGPSD GPSD
 FUZZ_MODULES_dbus            := WhereaboutsCore Loop DBus
 FUZZ_MODULES_ichnaea         := WhereaboutsCore
 FUZZ_MODULES_position-cache  := WhereaboutsCore
@@ -147,9 +147,10 @@ $(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) \
 endef
 $(eval $(call fuzz_module,WhereaboutsCore,))
 $(eval $(call fuzz_module,Loop,))
-$(eval $(call fuzz_module,WhereaboutsProviders,WhereaboutsCore Loop))
+$(eval $(call fuzz_module,WhereaboutsStorage,WhereaboutsCore))
+$(eval $(call fuzz_module,WhereaboutsProviders,WhereaboutsCore WhereaboutsStorage Loop))
 $(eval $(call fuzz_module,DBus,Loop))
-$(eval $(call fuzz_module,GPSD,WhereaboutsCore WhereaboutsProviders Loop CGPSD))
+$(eval $(call fuzz_module,GPSD,WhereaboutsCore WhereaboutsStorage WhereaboutsProviders Loop CGPSD))
 
 # The C shim over libgps, instrumented the same way, with the module map SwiftPM would generate for it.
 $(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/*.h Sources/CGPSD/include/*.h)
