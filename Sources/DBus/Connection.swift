@@ -393,12 +393,21 @@ public final class Connection {
         turns.dropAll(from: name)
     }
 
+    /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls
+    /// are handled one per 10 ms at most, so that a caller resending each refused call at once is answered at that
+    /// pace instead of at the rate the service and the bus can refuse it.
+    func noteRefusedPastLimit(_ caller: String) {
+        let now = monotonicNanoseconds()
+        turns.slow(caller, interval: 10_000_000, until: now + 1_000_000_000, now: now)
+    }
+
     /// Queues a method call for its caller's turn; one past its caller's bound is refused at once, unhandled.
     fileprivate func enqueueCall(_ message: Message) {
         guard turns.append(message, from: message.sender ?? "") else {
             let refusal = DBusError.limitsExceeded(
                 "more than \(CallTurns<Message>.maximumPerCaller) calls of this connection wait to be handled")
             if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
+            noteRefusedPastLimit(message.sender ?? "")
             return
         }
     }
@@ -407,14 +416,17 @@ public final class Connection {
     /// bus again; the rest is served on the next turn of the loop, once what the bus sent meanwhile is read.
     private func serveCalls() {
         var served = 0
-        while served < Self.callsPerServing, !closed, let message = turns.next() {
+        while served < Self.callsPerServing, !closed, let message = turns.next(now: monotonicNanoseconds()) {
             dispatchMethodCall(message)
             served += 1
         }
         guard !turns.isEmpty, !closed, !servingScheduled else { return }
         servingScheduled = true
-        // A timer, not queued work: the loop polls its descriptors before it runs the timer.
-        _ = EventLoop.main.schedule(after: .zero) { [weak self] in
+        // A timer, not queued work: the loop polls its descriptors before it runs the timer. When only slowed
+        // callers wait, at the first one's time.
+        let delay: Duration =
+            served > 0 ? .zero : .nanoseconds(max(0, (turns.nextDue ?? 0) - monotonicNanoseconds()))
+        _ = EventLoop.main.schedule(after: delay) { [weak self] in
             guard let self else { return }
             self.servingScheduled = false
             self.readAvailable()

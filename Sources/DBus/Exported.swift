@@ -192,10 +192,12 @@ public final class MethodCall {
         }
     }
 
-    /// Sends an error reply; later answers are ignored.
+    /// Sends an error reply; later answers are ignored. A refusal past a limit (`LimitsExceeded`) slows the
+    /// caller's next calls (``Connection/noteRefusedPastLimit(_:)``).
     public func fail(_ error: DBusError) {
         guard !answered else { return }
         markAnswered()
+        if error.name == DBusError.Name.limitsExceeded { connection.noteRefusedPastLimit(sender) }
         guard !message.noReplyExpected else { return }
         sendError(error)
     }

@@ -15,7 +15,7 @@ struct CallTurnsTests {
         refused += Self.queue(["other 0", "other 1"], from: ":1.3", in: &turns)
         #expect(refused == 0)
         var served: [String] = []
-        while let call = turns.next() { served.append(call) }
+        while let call = turns.next(now: 0) { served.append(call) }
         // The probe waits for one call of the flood, not a thousand.
         #expect(served.prefix(6) == ["flood 0", "probe", "other 0", "flood 1", "other 1", "flood 2"])
         #expect(served.filter { $0.hasPrefix("flood") } == (0..<1000).map { "flood \($0)" })
@@ -27,7 +27,7 @@ struct CallTurnsTests {
         let bound = CallTurns<Int>.maximumPerCaller
         #expect(Self.queue(Array(0...bound), from: ":1.1", in: &turns) == 1)
         #expect(Self.queue([7], from: ":1.2", in: &turns) == 0)
-        _ = turns.next()
+        _ = turns.next(now: 0)
         #expect(Self.queue([-2], from: ":1.1", in: &turns) == 0, "a served call makes room")
     }
 
@@ -36,13 +36,32 @@ struct CallTurnsTests {
         for caller in [":1.1", ":1.2", ":1.3"] {
             _ = Self.queue((0..<3).map { "\(caller) \($0)" }, from: caller, in: &turns)
         }
-        let first = turns.next()
-        let second = turns.next()
+        let first = turns.next(now: 0)
+        let second = turns.next(now: 0)
         #expect(first == ":1.1 0" && second == ":1.2 0")
         turns.dropAll(from: ":1.1")
         #expect(turns.count == 5)
         var served: [String] = []
-        while let call = turns.next() { served.append(call) }
+        while let call = turns.next(now: 0) { served.append(call) }
         #expect(served == [":1.3 0", ":1.2 1", ":1.3 1", ":1.2 2", ":1.3 2"])
     }
+
+    @Test func aSlowedCallerIsHandedOneCallPerIntervalUntilItsTimeEndsAndOthersAreNotHeld() {
+        var turns = CallTurns<String>()
+        _ = Self.queue((0..<5).map { "flood \($0)" }, from: ":1.1", in: &turns)
+        _ = Self.queue(["probe 0", "probe 1"], from: ":1.2", in: &turns)
+        turns.slow(":1.1", interval: 10, until: 35, now: 0)
+        var served: [String] = []
+        while let call = turns.next(now: 0) { served.append(call) }
+        // At 0 the flood has one call due, the probe all of its own.
+        #expect(served == ["flood 0", "probe 0", "probe 1"])
+        #expect(turns.nextDue == 10)
+        #expect(turns.next(now: 9) == nil)
+        #expect(turns.next(now: 10) == "flood 1" && turns.next(now: 10) == nil)
+        #expect(turns.next(now: 20) == "flood 2")
+        // Once its time has ended, its calls go in turn again.
+        #expect(turns.next(now: 40) == "flood 3" && turns.next(now: 40) == "flood 4")
+        #expect(turns.isEmpty)
+    }
+
 }
