@@ -50,8 +50,8 @@ final class ClientObject: ExportedObject {
     private var agentAllowance: AccuracyLevel?
     /// The owner's Unix user, once known.
     private var uid: UInt32?
-    private var streamed = ObjectSet(kind: "Location")
-    private var answers = ObjectSet(kind: "Request")
+    private var streamed = ObjectSet(.location)
+    private var answers = ObjectSet(.request)
     private var lastSignalled: Fix?
     /// The level `lastSignalled` was served at.
     private var signalledLevel = AccuracyLevel.none
@@ -579,7 +579,8 @@ final class ClientObject: ExportedObject {
     /// Publishes `fix`, served at `level`, as the answer to a request and returns its path.
     private func answer(with fix: Fix, at level: AccuracyLevel) -> ObjectPath {
         let object = answers.add(
-            coarsen(fix, to: level), owner: owner, in: service, under: path, onExtendedRead: extendedRead)
+            coarsen(fix, to: level), owner: owner, in: service, under: path, onExtendedRead: extendedRead,
+            whenDue: expiry(of: .request))
         return object.path
     }
 
@@ -624,7 +625,9 @@ final class ClientObject: ExportedObject {
             return
         }
         let oldPath = streamed.currentPath ?? .root
-        let object = streamed.add(served, owner: owner, in: service, under: path, onExtendedRead: extendedRead)
+        let object = streamed.add(
+            served, owner: owner, in: service, under: path, onExtendedRead: extendedRead,
+            whenDue: expiry(of: .location))
         lastSignalled = served
         signalledLevel = servedLevel
         emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
@@ -714,12 +717,15 @@ final class ClientObject: ExportedObject {
 }
 
 extension ClientObject {
-    /// Called by the service when an object set's grace timer fires.
-    func expireObjects(kind: String) {
-        if kind == "Request" {
-            answers.expire(in: service, client: path)
-        } else {
-            streamed.expire(in: service, client: path)
+    /// What an object set's grace timer calls: releases the set's objects whose grace period ended.
+    fileprivate func expiry(of kind: ObjectSet.Kind) -> @BusActor () -> Void {
+        { [weak self] in
+            guard let self else { return }
+            let whenDue = self.expiry(of: kind)
+            switch kind {
+            case .location: self.streamed.expire(in: self.service, whenDue: whenDue)
+            case .request: self.answers.expire(in: self.service, whenDue: whenDue)
+            }
         }
     }
 }

@@ -374,12 +374,6 @@ public final class GeoClueService {
         }
     }
 
-    /// Releases a client's Location objects whose grace period ended.
-    func expireObjects(of client: ObjectPath, kind: String) {
-        guard let id = UInt32(client.lastElement) else { return }
-        clients[id]?.expireObjects(kind: kind)
-    }
-
     /// Runs `body`, which may change many clients at once (a switch, a peer leaving), announcing the activity
     /// once at its end rather than once a client.
     private func inOneActivityUpdate(_ body: () -> Void) {

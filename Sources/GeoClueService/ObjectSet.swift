@@ -8,26 +8,33 @@ import WhereaboutsCore
 /// this set alone, not the connection's tables of every object.
 @BusActor
 struct ObjectSet {
-    let kind: String
+    /// The objects' kind, which names the node they are served under.
+    enum Kind: String {
+        case location = "Location"
+        case request = "Request"
+    }
+
+    let kind: Kind
     private var ledger = LocationLedger()
     private let numbered = NumberedObjects()
     /// Where the set is served while it holds objects.
     private var servedAt: ObjectPath?
     private var expiryTimer: (id: TimerID, deadline: MonotonicTime)?
 
-    init(kind: String) { self.kind = kind }
+    init(_ kind: Kind) { self.kind = kind }
 
     var current: LocationObject? { ledger.current.flatMap { numbered.objects[$0] } }
     var currentPath: ObjectPath? { current?.path }
 
     /// Serves a new object for `fix`, releasing what the ledger says must go.
-    /// `onExtendedRead` is called when the owner reads the new object's `io.github.whereabouts1.Location`.
+    /// `onExtendedRead` is called when the owner reads the new object's `io.github.whereabouts1.Location`;
+    /// `whenDue` when the grace timer fires, and must call ``expire(in:whenDue:)``.
     mutating func add(
         _ fix: Fix, owner: String, in service: GeoClueService, under client: ObjectPath,
-        onExtendedRead: @escaping @BusActor () -> Void
+        onExtendedRead: @escaping @BusActor () -> Void, whenDue: @escaping @BusActor () -> Void
     ) -> LocationObject {
         let step = ledger.advance(now: service.clock.monotonicNow)
-        let base = client.appending(kind)
+        let base = client.appending(kind.rawValue)
         let object = LocationObject(
             path: base.appending(String(step.new)), owner: owner, fix: fix, onExtendedRead: onExtendedRead)
         if servedAt == nil {
@@ -36,7 +43,7 @@ struct ObjectSet {
         }
         numbered.objects[step.new] = object
         release(step.released, from: service)
-        scheduleExpiry(service, client: client)
+        scheduleExpiry(service, whenDue: whenDue)
         return object
     }
 
@@ -49,9 +56,9 @@ struct ObjectSet {
     }
 
     /// Arms the grace timer for the ledger's earliest expiry. A timer already due no later is kept: when it fires,
-    /// ``expire(in:client:)`` releases what is due and arms the next, so a client streaming faster than the grace
+    /// ``expire(in:whenDue:)`` releases what is due and arms the next, so a client streaming faster than the grace
     /// period does not re-arm a timer on every fix.
-    private mutating func scheduleExpiry(_ service: GeoClueService, client: ObjectPath) {
+    private mutating func scheduleExpiry(_ service: GeoClueService, whenDue: @escaping @BusActor () -> Void) {
         guard let next = ledger.nextExpiry else {
             if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
             expiryTimer = nil
@@ -61,18 +68,15 @@ struct ObjectSet {
             if expiryTimer.deadline <= next { return }
             EventLoop.main.cancel(expiryTimer.id)
         }
-        let kind = self.kind
-        let id = EventLoop.main.schedule(after: next - service.clock.monotonicNow) { [weak service] in
-            service?.expireObjects(of: client, kind: kind)
-        }
+        let id = EventLoop.main.schedule(after: next - service.clock.monotonicNow, handler: whenDue)
         expiryTimer = (id, next)
     }
 
-    /// Releases the objects whose grace period has ended.
-    mutating func expire(in service: GeoClueService, client: ObjectPath) {
+    /// Releases the objects whose grace period has ended; `whenDue` is called when the next one's ends.
+    mutating func expire(in service: GeoClueService, whenDue: @escaping @BusActor () -> Void) {
         expiryTimer = nil
         release(ledger.expire(now: service.clock.monotonicNow), from: service)
-        scheduleExpiry(service, client: client)
+        scheduleExpiry(service, whenDue: whenDue)
     }
 
     mutating func removeAll(from service: GeoClueService) {
