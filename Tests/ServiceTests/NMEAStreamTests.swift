@@ -191,15 +191,15 @@ extension NMEAStreamTests {
         try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string("whereabouts-test"))
         try await app.set(client, GeoClueTestClient.clientInterface, "RequestedAccuracyLevel", .uint32(8))
         let request = Task { @BusActor in
-            try await app.call(client, "io.github.whereabouts1.Client", "RequestLocation", [.vardict(["timeout": .uint32(8000)])])
+            try await app.call(
+                client, "io.github.whereabouts1.Client", "RequestLocation", [.vardict(["timeout": .uint32(120_000)])])
         }
         // Accepting blocks: off the bus thread, which must go on serving the request.
         try await Task.detached { try server.accept() }.value
         server.dropClient()
-        let began = ContinuousClock.now
+        // The error tells the stream's end from the request's timeout (Timeout, two minutes away).
         await expectDBusError("io.github.whereabouts1.Error.LocationUnavailable", containing: "went away") {
             _ = try await request.value
         }
-        #expect(ContinuousClock.now - began < .seconds(5), "failed at once, not at the timeout")
     }
 }
