@@ -440,7 +440,12 @@ public final class Connection {
         var fd: Int32 = -1
         guard !closed, dbus_connection_get_socket(raw, &fd) != 0 else { return }
         var socket = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        while turns.count < Self.maximumWaitingCalls, poll(&socket, 1, 0) > 0, socket.revents & Int16(POLLIN) != 0 {
+        // Bounded in reads too, should libdbus stop taking bytes (its own limit on what it holds) while some wait.
+        var reads = 0
+        while reads < 4096, turns.count < Self.maximumWaitingCalls, poll(&socket, 1, 0) > 0,
+            socket.revents & Int16(POLLIN) != 0
+        {
+            reads += 1
             guard dbus_connection_read_write(raw, 0) != 0 else { return }
             while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
             socket.revents = 0
