@@ -49,7 +49,9 @@ let package = Package(
         // State on disk: files written atomically and durably, the grant store.
         .target(name: "WhereaboutsStorage", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // Location sources that need no hardware: static file and replay of recorded tracks.
-        .target(name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "Loop"], swiftSettings: strict),
+        .target(
+            name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "Loop"],
+            swiftSettings: strict),
         // The GeoClue2 objects on the bus, mapped onto the domain.
         .target(
             name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],

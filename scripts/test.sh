@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test: installs what the tests need (as root, on Debian 12), checks the house's import rules
-# (scripts/check-imports.py), builds, runs the whole suite, replays every
+# (scripts/check-imports.py) and format (swift format lint), builds, runs the whole suite, replays every
 # fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
 # suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager stand-ins, a
 # loopback HTTPS Ichnaea server, GeoClue 2.6 and the real whereaboutsd;
@@ -14,6 +14,9 @@ ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polki
     libcurl4 ca-certificates openssl \
     "${BUILD_PACKAGES[@]}"
 python3 scripts/check-imports.py
+# The house's format (.swift-format: 120 columns), as `swift format --in-place --recursive Sources Tests Fuzz
+# Package.swift` applies it.
+swift format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 swift build --build-tests
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -7,7 +7,8 @@ func checkFix(_ fix: Fix, allowingZeroAccuracy: Bool = false) {
     precondition(fix.latitude.isFinite && abs(fix.latitude) <= 90, "latitude out of range: \(fix.latitude)")
     precondition(fix.longitude.isFinite && abs(fix.longitude) <= 180, "longitude out of range: \(fix.longitude)")
     precondition(
-        fix.horizontalAccuracy.isFinite && (fix.horizontalAccuracy > 0 || allowingZeroAccuracy && fix.horizontalAccuracy == 0),
+        fix.horizontalAccuracy.isFinite
+            && (fix.horizontalAccuracy > 0 || allowingZeroAccuracy && fix.horizontalAccuracy == 0),
         "horizontal accuracy not a positive number: \(fix.horizontalAccuracy)")
     let optionals: [(String, Double?)] = [
         ("altitude", fix.altitude), ("ellipsoidal altitude", fix.ellipsoidalAltitude),

@@ -1,4 +1,5 @@
 import CDBus
+
 @testable import DBus
 
 /// D-Bus messages as they arrive from the bus: bytes demarshalled by libdbus (which validates them), then the

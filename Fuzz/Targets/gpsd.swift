@@ -1,7 +1,8 @@
 import CGPSD
-@testable import GPSD
 import Glibc
 import WhereaboutsCore
+
+@testable import GPSD
 
 /// gpsd's JSON reports as the provider reads them: the input is sent by a stand-in gpsd on a loopback socket, and
 /// the shim's `wb_gps_read` (its own line framing and report parser) turns each line into a flat fix that

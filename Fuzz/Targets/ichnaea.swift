@@ -58,11 +58,13 @@ private func checkOutcome(_ outcome: IchnaeaOutcome, status: Int, kind: QueryKin
     case .notFound:
         precondition(status == 404, "not found from HTTP \(status)")
     case .refused(let answered, let message):
-        precondition(answered == status && (400...499).contains(status) && status != 404 && status != 429,
+        precondition(
+            answered == status && (400...499).contains(status) && status != 404 && status != 429,
             "refused from HTTP \(status)")
         checkMessage(message, limit: IchnaeaOutcome.maximumMessageLength)
     case .serverTrouble(let answered, let message):
-        precondition(answered == status && (status == 429 || (500...599).contains(status)),
+        precondition(
+            answered == status && (status == 429 || (500...599).contains(status)),
             "server trouble from HTTP \(status)")
         checkMessage(message, limit: IchnaeaOutcome.maximumMessageLength)
     case .malformed(let why):

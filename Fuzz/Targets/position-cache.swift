@@ -38,9 +38,11 @@ public func fuzzPositionCache(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
     guard let hit = cache.lookup(scan, now: now) else { preconditionFailure("an entry's own access points miss") }
     precondition(hit.latitude.isFinite && abs(hit.latitude) <= 90, "hit latitude out of range: \(hit.latitude)")
     precondition(hit.longitude.isFinite && abs(hit.longitude) <= 180, "hit longitude out of range: \(hit.longitude)")
-    precondition(hit.accuracy.isFinite && hit.accuracy > 0 && hit.accuracy <= PositionCache.maximumAccuracy,
+    precondition(
+        hit.accuracy.isFinite && hit.accuracy > 0 && hit.accuracy <= PositionCache.maximumAccuracy,
         "hit accuracy out of range: \(hit.accuracy)")
-    precondition(hit.origin == .network || hit.accuracy >= PositionCache.learnedAccuracyFloor,
+    precondition(
+        hit.origin == .network || hit.accuracy >= PositionCache.learnedAccuracyFloor,
         "a learnt place below the floor: \(hit.accuracy)")
     precondition(hit.similarity == 1, "an entry's own access points are only \(hit.similarity) similar")
     precondition(entries.contains { $0.stored == hit.stored && $0.origin == hit.origin }, "a hit from no entry")
@@ -54,7 +56,8 @@ private func checkEntry(_ entry: PositionCache.Entry) {
     precondition(entry.longitude.isFinite && abs(entry.longitude) <= 180, "longitude out of range: \(entry.longitude)")
     switch entry.origin {
     case .network:
-        precondition(entry.accuracy.isFinite && entry.accuracy > 0 && entry.accuracy <= PositionCache.maximumAccuracy,
+        precondition(
+            entry.accuracy.isFinite && entry.accuracy > 0 && entry.accuracy <= PositionCache.maximumAccuracy,
             "answer accuracy out of range: \(entry.accuracy)")
     case .learned:
         precondition(
@@ -67,7 +70,8 @@ private func checkEntry(_ entry: PositionCache.Entry) {
     for sighting in entry.accessPoints {
         precondition((-100 ... -10).contains(sighting.signal), "signal out of range: \(sighting.signal)")
     }
-    precondition(zip(entry.accessPoints, entry.accessPoints.dropFirst()).allSatisfy { $0.signal >= $1.signal },
+    precondition(
+        zip(entry.accessPoints, entry.accessPoints.dropFirst()).allSatisfy { $0.signal >= $1.signal },
         "access points not strongest first")
     let age = now.since(entry.stored)
     let maximum = entry.origin == .network ? PositionCache.networkMaximumAge : PositionCache.learnedMaximumAge
@@ -91,11 +95,14 @@ private func checkSame(_ read: [PositionCache.Entry], _ expected: [PositionCache
     precondition(read.count == expected.count, "\(read.count) entries instead of \(expected.count)")
     for (entry, other) in zip(read, expected) {
         precondition(entry.origin == other.origin && entry.stored == other.stored, "origin or time differs")
-        precondition(entry.latitude.bitPattern == other.latitude.bitPattern,
+        precondition(
+            entry.latitude.bitPattern == other.latitude.bitPattern,
             "latitude \(entry.latitude) != \(other.latitude)")
-        precondition(entry.longitude.bitPattern == other.longitude.bitPattern,
+        precondition(
+            entry.longitude.bitPattern == other.longitude.bitPattern,
             "longitude \(entry.longitude) != \(other.longitude)")
-        precondition(entry.accuracy.bitPattern == other.accuracy.bitPattern,
+        precondition(
+            entry.accuracy.bitPattern == other.accuracy.bitPattern,
             "accuracy \(entry.accuracy) != \(other.accuracy)")
         precondition(entry.accessPoints == other.accessPoints, "access points differ")
     }

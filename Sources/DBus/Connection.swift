@@ -126,7 +126,9 @@ public final class Connection {
     private func send(_ message: Message, replyWithin timeout: Duration) throws(DBusError) -> OpaquePointer {
         guard !closed else { throw DBusError(name: DBusError.Name.disconnected, message: "connection closed") }
         var pending: OpaquePointer? = nil
-        let milliseconds = Int32(clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        let milliseconds = Int32(
+            clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        )
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, milliseconds) != 0, let pending else {
             throw DBusError(name: DBusError.Name.disconnected, message: "not connected to the bus")
         }
@@ -170,7 +172,10 @@ public final class Connection {
 
     /// The reply to `RequestName`.
     public enum RequestNameReply: UInt32, Sendable {
-        case primaryOwner = 1, inQueue = 2, exists = 3, alreadyOwner = 4
+        case primaryOwner = 1
+        case inQueue = 2
+        case exists = 3
+        case alreadyOwner = 4
     }
 
     /// Asks the bus for the well-known `name`, without queueing or replacement.
@@ -507,7 +512,8 @@ public final class Connection {
         if let denied = object.checkAccess(sender: call.sender) { throw denied }
         guard message.signature == method.inputSignature else {
             throw .invalidArgs(
-                "Type of message, \"(\(message.signature))\", does not match expected type \"(\(method.inputSignature))\"")
+                "Type of message, \"(\(message.signature))\", does not match expected type \"(\(method.inputSignature))\""
+            )
         }
         return try object.handle(call, interface: owner.name, method: member)
     }

@@ -22,7 +22,9 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// `org.freedesktop.DBus.Error.InvalidArgs`.
     public static func invalidArgs(_ message: String) -> DBusError { .init(name: Name.invalidArgs, message: message) }
     /// `org.freedesktop.DBus.Error.UnknownMethod`.
-    public static func unknownMethod(_ message: String) -> DBusError { .init(name: Name.unknownMethod, message: message) }
+    public static func unknownMethod(_ message: String) -> DBusError {
+        .init(name: Name.unknownMethod, message: message)
+    }
     /// `org.freedesktop.DBus.Error.LimitsExceeded`.
     public static func limitsExceeded(_ message: String) -> DBusError {
         .init(name: Name.limitsExceeded, message: message)

@@ -244,10 +244,13 @@ enum Introspection {
                     ])
             ]),
         InterfaceDescription(
-            "org.freedesktop.DBus.Introspectable", methods: [MethodDescription("Introspect", outputs: [Argument("xml_data", "s")])]),
+            "org.freedesktop.DBus.Introspectable",
+            methods: [MethodDescription("Introspect", outputs: [Argument("xml_data", "s")])]),
         InterfaceDescription(
             "org.freedesktop.DBus.Peer",
-            methods: [MethodDescription("Ping"), MethodDescription("GetMachineId", outputs: [Argument("machine_uuid", "s")])]),
+            methods: [
+                MethodDescription("Ping"), MethodDescription("GetMachineId", outputs: [Argument("machine_uuid", "s")]),
+            ]),
     ]
 
     static func document(interfaces: [InterfaceDescription], children: [String]) -> String {
@@ -263,8 +266,12 @@ enum Introspection {
         var xml = " <interface name=\"\(interface.name)\">\n"
         for method in interface.methods {
             xml += "  <method name=\"\(method.name)\">\n"
-            for arg in method.inputs { xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"in\"/>\n" }
-            for arg in method.outputs { xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"out\"/>\n" }
+            for arg in method.inputs {
+                xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"in\"/>\n"
+            }
+            for arg in method.outputs {
+                xml += "   <arg type=\"\(arg.signature)\" name=\"\(arg.name)\" direction=\"out\"/>\n"
+            }
             xml += "  </method>\n"
         }
         for signal in interface.signals {
@@ -273,7 +280,8 @@ enum Introspection {
             xml += "  </signal>\n"
         }
         for property in interface.properties {
-            xml += "  <property type=\"\(property.signature)\" name=\"\(property.name)\" access=\"\(property.access.rawValue)\"/>\n"
+            xml +=
+                "  <property type=\"\(property.signature)\" name=\"\(property.name)\" access=\"\(property.access.rawValue)\"/>\n"
         }
         return xml + " </interface>\n"
     }

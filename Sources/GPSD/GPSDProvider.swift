@@ -101,11 +101,13 @@ final class GPSDSession: @unchecked Sendable {
         self.deliver = deliver
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { context in
-            let session = Unmanaged<GPSDSession>.fromOpaque(context!).takeRetainedValue()
-            session.loop()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                let session = Unmanaged<GPSDSession>.fromOpaque(context!).takeRetainedValue()
+                session.loop()
+                return nil
+            }, context)
         if created == 0 {
             pthread_detach(thread)
         } else {

@@ -67,14 +67,16 @@ extension GeoClueService {
     func registerAgent(busName: String, id: String, uid: UInt32) async throws(DBusError) {
         if let current = agents[uid], current.busName == busName, current.id == id { return }
         if try await loginSession(of: busName) == .outside {
-            throw .accessDenied("an agent must run in a login session of its user; the process of \(busName) (UID \(uid)) is in none")
+            throw .accessDenied(
+                "an agent must run in a login session of its user; the process of \(busName) (UID \(uid)) is in none")
         }
         // The caller may have left the bus while its session was looked up.
         _ = try await self.uid(of: busName)
         if let current = agents[uid] {
             guard current.busName == busName else {
                 throw .accessDenied(
-                    "UID \(uid) already has a GeoClue agent (\(current.id)); another may register once it has left the bus")
+                    "UID \(uid) already has a GeoClue agent (\(current.id)); another may register once it has left the bus"
+                )
             }
             dropAgent(current)
         }
@@ -98,7 +100,9 @@ extension GeoClueService {
                 }
                 agent.subscription = subscription
             } catch {
-                agentLog(.warning, uid: uid, .unreadable, "agent \(id) of UID \(uid): cannot follow its MaxAccuracyLevel: \(error)")
+                agentLog(
+                    .warning, uid: uid, .unreadable,
+                    "agent \(id) of UID \(uid): cannot follow its MaxAccuracyLevel: \(error)")
             }
             guard agents[uid] === agent else { return }
             await readCap(of: agent)
@@ -169,21 +173,26 @@ extension GeoClueService {
     private func setCap(_ level: AccuracyLevel, of agent: Agent) {
         guard agents[agent.uid] === agent, agent.cap != level else { return }
         agent.cap = level
-        agentLog(.info, uid: agent.uid, .level, "agent \(agent.id) of UID \(agent.uid): MaxAccuracyLevel \(level.rawValue)")
+        agentLog(
+            .info, uid: agent.uid, .level, "agent \(agent.id) of UID \(agent.uid): MaxAccuracyLevel \(level.rawValue)")
         agentCapChanged(uid: agent.uid)
     }
 
     /// `AuthorizeApp(s desktop_id, u req_accuracy_level) → (b authorized, u allowed_accuracy_level)` on the agent
     /// of `uid`: the level it allows `app`, or nil when it refuses (or allows level 0). No answer within the agent
     /// timeout, or a malformed one, is a failure, which denies.
-    func authorizeApp(uid: UInt32, app: String, level: AccuracyLevel) async -> Result<AccuracyLevel?, AuthorisationFailure> {
-        guard let agent = agents[uid] else { return .failure(AuthorisationFailure("no agent is registered for UID \(uid)")) }
+    func authorizeApp(uid: UInt32, app: String, level: AccuracyLevel) async -> Result<
+        AccuracyLevel?, AuthorisationFailure
+    > {
+        guard let agent = agents[uid] else {
+            return .failure(AuthorisationFailure("no agent is registered for UID \(uid)"))
+        }
         let reply: [DBusValue]
         do throws(DBusError) {
             reply = try await connection.call(
                 destination: agent.busName, path: Agent.path, interface: Agent.interface, member: "AuthorizeApp",
                 arguments: [.string(app), .uint32(level.rawValue)], timeout: agentTimeout)
-        } catch where error.name == DBusError.Name.noReply {
+        } catch  where error.name == DBusError.Name.noReply {
             return .failure(AuthorisationFailure("the agent \(agent.id) did not answer within \(agentTimeout)"))
         } catch {
             return .failure(AuthorisationFailure("the agent \(agent.id) failed: \(error)"))

@@ -110,7 +110,9 @@ extension GeoClueService {
     /// while using"), and *always* is stored only on polkit's own yes, asked with user interaction allowed: where
     /// polkit says challenge, the user's polkit agent asks for the password polkit's policy names. Without polkit
     /// (`[authorisation] polkit=false`) the agent decides alone, as in GeoClue. Without an agent, polkit asks.
-    func requestGrant(_ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel)
+    func requestGrant(
+        _ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel
+    )
         async -> Result<Void, AuthorisationFailure>
     {
         var outcome: Result<Void, AuthorisationFailure> = .success(())
@@ -125,8 +127,10 @@ extension GeoClueService {
                 let byAgent: GrantKind = authoriser == nil ? kind : .whenInUse
                 await storeDecision(.granted(byAgent, approximate: approximate), uid: uid, app: app)
                 if byAgent != kind {
-                    switch await askPolkit(.always, approximate: approximate, busName: busName, app: app, level: level) {
-                    case .success(true): await storeDecision(.granted(.always, approximate: approximate), uid: uid, app: app)
+                    switch await askPolkit(.always, approximate: approximate, busName: busName, app: app, level: level)
+                    {
+                    case .success(true):
+                        await storeDecision(.granted(.always, approximate: approximate), uid: uid, app: app)
                     case .success(false): break
                     case .failure(let failure): outcome = .failure(failure)
                     }
@@ -199,7 +203,9 @@ extension GeoClueService {
                         case .granted(let kind, let approximate): (kind.rawValue, approximate)
                         case .denied: ("denied", false)
                         }
-                    return DBusValue.structure([.uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate)])
+                    return DBusValue.structure([
+                        .uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate),
+                    ])
                 }
                 call.reply([.array(element: "(ussb)", rows)])
             } catch {

@@ -125,7 +125,8 @@ final class ClientObject: ExportedObject {
             let text = value.string!
             guard text.utf8.count <= ClientObject.maximumDesktopIdLength else {
                 throw .invalidArgs(
-                    "DesktopId is \(text.utf8.count) bytes long; at most \(ClientObject.maximumDesktopIdLength) are allowed")
+                    "DesktopId is \(text.utf8.count) bytes long; at most \(ClientObject.maximumDesktopIdLength) are allowed"
+                )
             }
             desktopId = text
             if isServing { service.recount(self) }
@@ -134,7 +135,9 @@ final class ClientObject: ExportedObject {
             if isServing { service.clientActivityChanged(self) }
         case "MinimumUpdateDistance":
             let metres = value.double!
-            guard metres.isFinite, metres >= 0 else { throw .invalidArgs("MinimumUpdateDistance must be a finite number of metres ≥ 0") }
+            guard metres.isFinite, metres >= 0 else {
+                throw .invalidArgs("MinimumUpdateDistance must be a finite number of metres ≥ 0")
+            }
             minimumUpdateDistance = metres
         case "MonitoringTimeout":
             monitoringTimeout = value.uint32!
@@ -222,7 +225,8 @@ final class ClientObject: ExportedObject {
             agentAllowance = allowed
         case .success(nil):
             throw .accessDenied(
-                "Agent rejected '\(desktopId)' for user '\(uid)'. Please ensure that '\(desktopId)' has installed a valid \(desktopId).desktop file.")
+                "Agent rejected '\(desktopId)' for user '\(uid)'. Please ensure that '\(desktopId)' has installed a valid \(desktopId).desktop file."
+            )
         case .failure(let failure):
             throw .accessDenied("cannot ask the agent: \(failure.message)")
         }
@@ -315,7 +319,9 @@ final class ClientObject: ExportedObject {
                 let held = authorisation.status
                 let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
                 if !satisfied && held != .restricted {
-                    if let limit = service.grants.refusal(of: .granted(.whenInUse, approximate: true), uid: uid, app: desktopId) {
+                    if let limit = service.grants.refusal(
+                        of: .granted(.whenInUse, approximate: true), uid: uid, app: desktopId)
+                    {
                         throw .limitsExceeded("cannot store a decision about '\(desktopId)': \(limit)")
                     }
                     let result = await service.requestGrant(
@@ -443,7 +449,8 @@ final class ClientObject: ExportedObject {
             suspend(
                 .agentDisabled, reason: "agent-disabled",
                 failing: DBusError(
-                    name: Whereabouts.Error.permissionDenied, message: explain(.disabledByAgent, desktopId ?? "", uid: uid ?? 0)))
+                    name: Whereabouts.Error.permissionDenied,
+                    message: explain(.disabledByAgent, desktopId ?? "", uid: uid ?? 0)))
             return
         }
         if holds.contains(.agentDisabled) {
@@ -527,7 +534,8 @@ final class ClientObject: ExportedObject {
             case ("high-accuracy", .boolean(let wanted)): wantsHighAccuracy = wanted
             default:
                 throw .invalidArgs(
-                    "unknown or mistyped option '\(key)' (\(value.signature)); known: timeout u, maximum-age u, high-accuracy b")
+                    "unknown or mistyped option '\(key)' (\(value.signature)); known: timeout u, maximum-age u, high-accuracy b"
+                )
             }
         }
         guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }

@@ -35,7 +35,8 @@ public final class FixBackpressure {
         }
         if !holding {
             logger.notice(
-                "the bus is not keeping up (\(connection.outgoingBytes / 1024) KiB waiting to be sent): fixes are held, the newest sent when it has caught up")
+                "the bus is not keeping up (\(connection.outgoingBytes / 1024) KiB waiting to be sent): fixes are held, the newest sent when it has caught up"
+            )
         }
         armPoll()
     }

@@ -211,7 +211,8 @@ public final class GeoClueService {
                 client.setAvailable(level != .none, reason: reason)
                 if level == .none {
                     client.failWaitingRequests(
-                        DBusError(name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
+                        DBusError(
+                            name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
                 }
             }
         }
@@ -246,7 +247,8 @@ public final class GeoClueService {
                 } else {
                     client.suspend(
                         .servicesDisabled, reason: "services-disabled",
-                        failing: DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
+                        failing: DBusError(
+                            name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
                 }
             }
         }
@@ -320,7 +322,9 @@ public final class GeoClueService {
             activity.replace(old, with: nil)
             activityChanged()
         }
-        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] { clientsByUser[uid] = count > 1 ? count - 1 : nil }
+        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] {
+            clientsByUser[uid] = count > 1 ? count - 1 : nil
+        }
     }
 
     /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
@@ -446,9 +450,12 @@ public final class GeoClueService {
             let limits = GeoClueService.heldCallLimits
             switch refusal {
             case .connection(let held):
-                throw .limitsExceeded("\(sender) already has \(held) calls waiting, the most one connection may have (\(limits.perConnection))")
+                throw .limitsExceeded(
+                    "\(sender) already has \(held) calls waiting, the most one connection may have (\(limits.perConnection))"
+                )
             case .user(let uid, let held):
-                throw .limitsExceeded("UID \(uid) already has \(held) calls waiting, the most one user may have (\(limits.perUser))")
+                throw .limitsExceeded(
+                    "UID \(uid) already has \(held) calls waiting, the most one user may have (\(limits.perUser))")
             case .total(let held):
                 throw .limitsExceeded("the service already holds \(held) calls waiting")
             }

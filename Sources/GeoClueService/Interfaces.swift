@@ -77,11 +77,15 @@ enum Whereabouts {
     static let manager = InterfaceDescription(
         managerInterface,
         methods: [
-            MethodDescription("ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussb)")]),
+            MethodDescription(
+                "ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussb)")]),
             MethodDescription("RevokeGrant", inputs: [Argument("uid", "u"), Argument("app", "s")]),
             MethodDescription(
                 "SetStaticLocation",
-                inputs: [Argument("latitude", "d"), Argument("longitude", "d"), Argument("altitude", "d"), Argument("accuracy", "d")]),
+                inputs: [
+                    Argument("latitude", "d"), Argument("longitude", "d"), Argument("altitude", "d"),
+                    Argument("accuracy", "d"),
+                ]),
             MethodDescription("ClearStaticLocation"),
             MethodDescription("Simulate", inputs: [Argument("track", "s"), Argument("options", "a{sv}")]),
             MethodDescription("StopSimulation"),

@@ -75,7 +75,9 @@ final class LocationObject: ExportedObject {
     /// Every property of `interface` (GeoClue's or ours), for `PropertiesChanged` after an in-place update.
     func allProperties(of interface: InterfaceDescription) -> [String: DBusValue] {
         var values: [String: DBusValue] = [:]
-        for property in interface.properties { values[property.name] = value(of: property.name, interface: interface.name) }
+        for property in interface.properties {
+            values[property.name] = value(of: property.name, interface: interface.name)
+        }
         return values
     }
 
@@ -90,7 +92,8 @@ final class LocationObject: ExportedObject {
         case "Description": .string(fix.description)
         default:
             .structure([
-                .uint64(UInt64(max(0, fix.timestamp.seconds))), .uint64(UInt64(max(0, fix.timestamp.subsecondMicroseconds))),
+                .uint64(UInt64(max(0, fix.timestamp.seconds))),
+                .uint64(UInt64(max(0, fix.timestamp.subsecondMicroseconds))),
             ])
         }
     }

@@ -103,11 +103,15 @@ final class PolkitGate {
         switch turn {
         case .now: break
         case .waitedTooLong:
-            return .failure(AuthorisationFailure(
-                "too many polkit checks waiting: this one was not sent within \(Self.queueTimeout.components.seconds) s"))
+            return .failure(
+                AuthorisationFailure(
+                    "too many polkit checks waiting: this one was not sent within \(Self.queueTimeout.components.seconds) s"
+                ))
         case .tooManyWaiting:
-            return .failure(AuthorisationFailure(
-                "too many polkit checks waiting: UID \(uid) already has \(Self.perUserLimit) waiting", limitsExceeded: true))
+            return .failure(
+                AuthorisationFailure(
+                    "too many polkit checks waiting: UID \(uid) already has \(Self.perUserLimit) waiting",
+                    limitsExceeded: true))
         }
         let result = await authoriser.check(
             busName: busName, action: action, details: details, interactive: false, timeout: timeout)
@@ -130,8 +134,13 @@ final class PolkitGate {
             guard let self else { return }
             expiryTimer = nil
             let expired = queue.expire(now: clock.monotonicNow)
-            for (uid, count) in Dictionary(expired.map { ($0.uid, 1) }, uniquingKeysWith: +).sorted(by: { $0.key < $1.key }) {
-                warn(uid: uid, "polkit: \(count) checks of UID \(uid) waited \(Self.queueTimeout.components.seconds) s for their turn; refused")
+            for (uid, count) in Dictionary(expired.map { ($0.uid, 1) }, uniquingKeysWith: +).sorted(by: {
+                $0.key < $1.key
+            }) {
+                warn(
+                    uid: uid,
+                    "polkit: \(count) checks of UID \(uid) waited \(Self.queueTimeout.components.seconds) s for their turn; refused"
+                )
             }
             for waiter in expired { waiter.continuation.resume(returning: .waitedTooLong) }
             armExpiry()
@@ -165,7 +174,9 @@ final class PolkitGate {
                     stringArguments: [0: Self.busName])
             ) { [weak self] message in self?.ownerChanged(message) }
             _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, path: Self.authorityPath, interface: Self.authorityInterface, member: "Changed")
+                SignalMatch(
+                    sender: Self.busName, path: Self.authorityPath, interface: Self.authorityInterface,
+                    member: "Changed")
             ) { [weak self] message in self?.authorityChanged(message) }
         } catch {
             logger.warning("polkit: cannot follow its Changed signal (\(error)); its answers are not reused")

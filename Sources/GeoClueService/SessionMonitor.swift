@@ -111,7 +111,8 @@ final class SessionMonitor {
                 if logindOwner == nil { logindAbsent = true }
                 if !reportedAbsence {
                     reportedAbsence = true
-                    logger.notice("logind is not on the bus: login sessions cannot be told apart, so 'when in use' grants hold")
+                    logger.notice(
+                        "logind is not on the bus: login sessions cannot be told apart, so 'when in use' grants hold")
                 }
                 return nil
             case "org.freedesktop.login1.NoSessionForPID":
@@ -142,7 +143,9 @@ final class SessionMonitor {
 
     private func readActive(_ session: ObjectPath) async throws(Failure) -> Bool {
         let value = try await property(session, Self.sessionInterface, "Active")
-        guard let flag = value.bool else { throw Failure(message: "logind's Session.Active is \(value.signature), not b") }
+        guard let flag = value.bool else {
+            throw Failure(message: "logind's Session.Active is \(value.signature), not b")
+        }
         return flag
     }
 
@@ -189,7 +192,9 @@ final class SessionMonitor {
                     stringArguments: [0: Self.sessionInterface])
             ) { [weak self] message in self?.propertiesChanged(message) }
             _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface, member: "SessionRemoved")
+                SignalMatch(
+                    sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface,
+                    member: "SessionRemoved")
             ) { [weak self] message in self?.sessionRemoved(message) }
             _ = try await connection.subscribe(
                 SignalMatch(

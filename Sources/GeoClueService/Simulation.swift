@@ -57,12 +57,16 @@ extension GeoClueService {
             case ("loop", .boolean(let wanted)): loops = wanted
             case ("name", .string(let given)): name = given
             default:
-                throw .invalidArgs("unknown or mistyped option '\(key)' (\(value.signature)); known: speed d, loop b, name s")
+                throw .invalidArgs(
+                    "unknown or mistyped option '\(key)' (\(value.signature)); known: speed d, loop b, name s")
             }
         }
-        guard let simulator else { throw DBusError(name: DBusError.Name.notSupported, message: "this service has no simulator") }
+        guard let simulator else {
+            throw DBusError(name: DBusError.Name.notSupported, message: "this service has no simulator")
+        }
         guard track.utf8.count <= Self.maximumTrackBytes else {
-            throw .invalidArgs("the track is \(track.utf8.count) bytes long; at most \(Self.maximumTrackBytes) are accepted")
+            throw .invalidArgs(
+                "the track is \(track.utf8.count) bytes long; at most \(Self.maximumTrackBytes) are accepted")
         }
         guard speed.isFinite, speed > 0, speed <= Self.maximumSimulationSpeed else {
             throw .invalidArgs("speed must be more than 0 and at most \(Int(Self.maximumSimulationSpeed))")

@@ -37,7 +37,9 @@ extension GeoClueService {
                 logger.error("static location: cannot save: \(error); it holds until the service stops")
             }
         }
-        logger.notice(location.map { "static location set to \($0.latitude), \($0.longitude) ± \($0.accuracy) m" } ?? "static location cleared")
+        logger.notice(
+            location.map { "static location set to \($0.latitude), \($0.longitude) ± \($0.accuracy) m" }
+                ?? "static location cleared")
         staticLocation = location
         onStaticLocationChanged?(location)
     }

@@ -234,11 +234,13 @@ final class CurlWorker: @unchecked Sendable {
     private func start() -> Bool {
         var thread = pthread_t()
         let retained = Unmanaged.passRetained(self).toOpaque()
-        let made = pthread_create(&thread, nil, { argument in
-            guard let argument else { return nil }
-            Unmanaged<CurlWorker>.fromOpaque(argument).takeRetainedValue().run()
-            return nil
-        }, retained)
+        let made = pthread_create(
+            &thread, nil,
+            { argument in
+                guard let argument else { return nil }
+                Unmanaged<CurlWorker>.fromOpaque(argument).takeRetainedValue().run()
+                return nil
+            }, retained)
         guard made == 0 else {
             Unmanaged<CurlWorker>.fromOpaque(retained).release()
             return false

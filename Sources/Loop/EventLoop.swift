@@ -74,10 +74,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         wakeRead = fds[0]
         wakeWrite = fds[1]
         let context = Unmanaged.passRetained(self).toOpaque()
-        let started = pthread_create(&thread, nil, { context in
-            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
-            loop.run()
-        }, context)
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+                loop.run()
+            }, context)
         guard started == 0 else { fatalError("event loop: pthread_create failed, error \(started)") }
     }
 

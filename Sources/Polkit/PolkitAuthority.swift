@@ -42,10 +42,13 @@ public final class PolkitAuthority: Sendable {
             thread = made
             return made
         }
-        thread.submit(PolkitRequest(
-            busName: busName, action: action, details: details, interactive: interactive,
-            timeoutMilliseconds: UInt32(clamping: max(1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)),
-            completion: completion))
+        thread.submit(
+            PolkitRequest(
+                busName: busName, action: action, details: details, interactive: interactive,
+                timeoutMilliseconds: UInt32(
+                    clamping: max(
+                        1, timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)),
+                completion: completion))
     }
 }
 
@@ -99,18 +102,21 @@ final class PolkitThread: @unchecked Sendable {
     init() {
         var thread = pthread_t()
         let unmanaged = Unmanaged.passRetained(self).toOpaque()
-        pthread_create(&thread, nil, { argument in
-            let owner = Unmanaged<PolkitThread>.fromOpaque(argument!).takeRetainedValue()
-            owner.run()
-            return nil
-        }, unmanaged)
+        pthread_create(
+            &thread, nil,
+            { argument in
+                let owner = Unmanaged<PolkitThread>.fromOpaque(argument!).takeRetainedValue()
+                owner.run()
+                return nil
+            }, unmanaged)
         pthread_detach(thread)
     }
 
     private func run() {
         var reason = [CChar](repeating: 0, count: 512)
         guard let table = wb_polkit_load(&reason, reason.count) else {
-            let text = "polkit is not available: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
+            let text =
+                "polkit is not available: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))"
             let queued = state.withLock { state in
                 defer { state = .failed(text) }
                 if case .loading(let queued) = state { return queued }
@@ -156,11 +162,13 @@ final class PolkitThread: @unchecked Sendable {
         case .fail(let text): request.finish(.failure(PolkitError(message: text)))
         case .invoke(let glib, let context):
             let box = Unmanaged.passRetained(CheckOnThread(thread: self, request: request)).toOpaque()
-            glib.g_main_context_invoke_full(context.pointer, WB_G_PRIORITY_DEFAULT, { data in
-                let submission = Unmanaged<CheckOnThread>.fromOpaque(data!).takeRetainedValue()
-                submission.thread.start(submission.request)
-                return 0
-            }, box, nil)
+            glib.g_main_context_invoke_full(
+                context.pointer, WB_G_PRIORITY_DEFAULT,
+                { data in
+                    let submission = Unmanaged<CheckOnThread>.fromOpaque(data!).takeRetainedValue()
+                    submission.thread.start(submission.request)
+                    return 0
+                }, box, nil)
         }
     }
 
@@ -224,9 +232,10 @@ final class PolkitThread: @unchecked Sendable {
         let answer = glib.polkit_authority_check_authorization_finish(request.authority, asyncResult, &error)
         if let cancellable = request.cancellable { glib.g_object_unref(UnsafeMutableRawPointer(cancellable)) }
         guard let answer else {
-            let cancelled = error.map {
-                glib.g_error_matches($0, glib.g_io_error_quark(), WB_G_IO_ERROR_CANCELLED) != 0
-            } ?? false
+            let cancelled =
+                error.map {
+                    glib.g_error_matches($0, glib.g_io_error_quark(), WB_G_IO_ERROR_CANCELLED) != 0
+                } ?? false
             let text =
                 cancelled
                 ? "polkit did not answer in \(seconds(request.timeoutMilliseconds))"

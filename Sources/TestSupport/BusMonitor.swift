@@ -71,7 +71,8 @@ public final class BusMonitor: @unchecked Sendable {
     /// Starts `busctl monitor` and returns once the bus has made it a monitor.
     public func start() throws {
         let busctl = try Executables.find("busctl")
-        let process = try ChildProcess(busctl, ["--address=\(bus.address)", "monitor", "--json=short"], logFile: logFile)
+        let process = try ChildProcess(
+            busctl, ["--address=\(bus.address)", "monitor", "--json=short"], logFile: logFile)
         self.process = process
         try Wait.until("busctl to monitor the bus", timeout: 10) {
             guard process.isRunning else { throw TestEnvironmentError("busctl monitor exited:\n\(process.log)") }

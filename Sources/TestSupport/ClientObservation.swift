@@ -8,7 +8,9 @@ extension GeoClueTestClient {
     /// The `AvailableAccuracyLevel` values the Manager announced with `PropertiesChanged`, in order.
     public var announcedAvailableLevels: [UInt32] {
         signals.compactMap { message in
-            guard message.member == "PropertiesChanged", message.path == GeoClueTestClient.managerPath else { return nil }
+            guard message.member == "PropertiesChanged", message.path == GeoClueTestClient.managerPath else {
+                return nil
+            }
             let arguments = message.arguments()
             guard arguments.first?.string == GeoClueTestClient.managerInterface else { return nil }
             return arguments[1].stringKeyedEntries?["AvailableAccuracyLevel"]?.uint32
@@ -17,7 +19,8 @@ extension GeoClueTestClient {
 
     /// `Manager.AvailableAccuracyLevel`, read now.
     public func availableLevel() async throws -> UInt32? {
-        try await get(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "AvailableAccuracyLevel").uint32
+        try await get(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "AvailableAccuracyLevel")
+            .uint32
     }
 
     /// The properties of the Location object that the latest `LocationUpdated` announced; nil before the first.
@@ -40,7 +43,8 @@ extension GeoClueTestClient {
             let updates = locationUpdates
             guard values.count < updates.count else {
                 guard ContinuousClock.now < deadline else {
-                    throw TestEnvironmentError("only \(updates.count) of \(count) LocationUpdated signals in \(timeout)")
+                    throw TestEnvironmentError(
+                        "only \(updates.count) of \(count) LocationUpdated signals in \(timeout)")
                 }
                 try await Task.sleep(for: .milliseconds(2))
                 continue

@@ -40,7 +40,8 @@ public final class DaemonHarness: @unchecked Sendable {
     /// A `launcher` (a command and its arguments, such as `unshare` and a shell script) is run with the daemon's
     /// path and arguments appended, and must exec it; `environment` is added to the bus's.
     public func startDaemon(
-        arguments: [String]? = nil, waitForName: Bool = true, launcher: [String] = [], environment: [String: String] = [:]
+        arguments: [String]? = nil, waitForName: Bool = true, launcher: [String] = [],
+        environment: [String: String] = [:]
     ) throws {
         let executable = try ProjectPaths.product("whereaboutsd")
         let command = launcher + [executable.path] + (arguments ?? ["--config", configFile.path, "--timeout", "0"])
@@ -77,7 +78,13 @@ public final class DaemonHarness: @unchecked Sendable {
     public func busctl(_ arguments: [String], asUser user: String? = nil) throws -> (status: Int32, output: String) {
         let output = directory.appendingPathComponent("busctl-\(UUID().uuidString).out")
         var command = [try Executables.find("busctl").path, "--address=\(bus.address)"] + arguments
-        if let user { command = [try Executables.find("setpriv").path, "--reuid=\(user)", "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups"] + command }
+        if let user {
+            command =
+                [
+                    try Executables.find("setpriv").path, "--reuid=\(user)",
+                    "--regid=\(user == "nobody" ? "nogroup" : user)", "--clear-groups",
+                ] + command
+        }
         let process = try ChildProcess(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), logFile: output)
         let status = try process.wait(timeout: 20)
         defer { try? FileManager.default.removeItem(at: output) }
@@ -139,16 +146,21 @@ public final class GeoClueTestClient {
 
     /// `Properties.GetAll`.
     public func getAll(_ path: ObjectPath, _ interface: String) async throws(DBusError) -> [String: DBusValue] {
-        try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)])[0].stringKeyedEntries ?? [:]
+        try await call(path, "org.freedesktop.DBus.Properties", "GetAll", [.string(interface)])[0].stringKeyedEntries
+            ?? [:]
     }
 
     /// `Properties.Set`.
-    public func set(_ path: ObjectPath, _ interface: String, _ name: String, _ value: DBusValue) async throws(DBusError) {
-        _ = try await call(path, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(name), .variant(value)])
+    public func set(_ path: ObjectPath, _ interface: String, _ name: String, _ value: DBusValue) async throws(DBusError)
+    {
+        _ = try await call(
+            path, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(name), .variant(value)])
     }
 
     /// A client with `DesktopId` and `RequestedAccuracyLevel` set and started.
-    public func startedClient(desktopId: String = "whereabouts-test", level: UInt32 = 8) async throws(DBusError) -> ObjectPath {
+    public func startedClient(desktopId: String = "whereabouts-test", level: UInt32 = 8) async throws(DBusError)
+        -> ObjectPath
+    {
         let client = try await getClient()
         try await set(client, GeoClueTestClient.clientInterface, "DesktopId", .string(desktopId))
         try await set(client, GeoClueTestClient.clientInterface, "RequestedAccuracyLevel", .uint32(level))
@@ -183,7 +195,9 @@ public final class GeoClueTestClient {
     }
 
     /// Waits until at least `count` `LocationUpdated` signals have arrived and returns them.
-    public func waitForUpdates(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [(old: ObjectPath, new: ObjectPath)] {
+    public func waitForUpdates(_ count: Int, timeout: Duration = .seconds(10)) async throws -> [(
+        old: ObjectPath, new: ObjectPath
+    )] {
         try await waitFor("\(count) LocationUpdated signal(s)", timeout: timeout) { locationUpdates.count >= count }
         return locationUpdates
     }

@@ -121,7 +121,9 @@ public func eventually(
 ) async throws {
     let deadline = ContinuousClock.now + timeout
     while try !condition() {
-        guard ContinuousClock.now < deadline else { throw TestEnvironmentError("timed out after \(timeout) waiting for \(what)") }
+        guard ContinuousClock.now < deadline else {
+            throw TestEnvironmentError("timed out after \(timeout) waiting for \(what)")
+        }
         try await Task.sleep(for: .milliseconds(10))
     }
 }
@@ -234,7 +236,8 @@ public enum LoopbackTCP {
 /// `hangUp` it closes each connection as soon as it accepts it, without a word.
 public final class TCPListener: Sendable {
     /// What gpsd 3.22 sends a new client first.
-    static let greeting = "{\"class\":\"VERSION\",\"release\":\"3.22\",\"rev\":\"3.22\",\"proto_major\":3,\"proto_minor\":14}\r\n"
+    static let greeting =
+        "{\"class\":\"VERSION\",\"release\":\"3.22\",\"rev\":\"3.22\",\"proto_major\":3,\"proto_minor\":14}\r\n"
 
     /// One accepted connection.
     public struct Peer: Sendable {
@@ -403,7 +406,9 @@ public final class ReceiverTerminal: Sendable {
         typealias Function = @convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "ptsname_r") else { return -1 }
         let count = name.count
-        return name.withUnsafeMutableBufferPointer { unsafeBitCast(symbol, to: Function.self)(fd, $0.baseAddress!, count) }
+        return name.withUnsafeMutableBufferPointer {
+            unsafeBitCast(symbol, to: Function.self)(fd, $0.baseAddress!, count)
+        }
     }
 
     /// Writes `text` for gpsd to read; returns the monotonic time just before the write, in nanoseconds.
@@ -459,7 +464,8 @@ public final class GPSDProcess: Sendable {
     @concurrent
     public func start() async throws {
         let child = try ChildProcess(
-            try Executables.find("gpsd"), ["-N", "-n", "-b", "-s", "38400", "-S", String(port), device], logFile: logFile)
+            try Executables.find("gpsd"), ["-N", "-n", "-b", "-s", "38400", "-S", String(port), device],
+            logFile: logFile)
         process.withLock { $0 = child }
         try await eventually("gpsd to serve on port \(port)") { [port] in
             guard child.isRunning else { throw TestEnvironmentError("gpsd exited:\n\(child.log)") }
@@ -664,7 +670,8 @@ public final class GPSDWatcher: Sendable {
             while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                 let line = String(decoding: pending[..<newline], as: UTF8.self)
                 pending.removeSubrange(...newline)
-                if let report = GPSDReport(line: line.trimmingCharacters(in: .whitespacesAndNewlines), receivedAt: now) {
+                if let report = GPSDReport(line: line.trimmingCharacters(in: .whitespacesAndNewlines), receivedAt: now)
+                {
                     parsed.append(report)
                 }
             }

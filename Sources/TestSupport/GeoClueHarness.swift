@@ -79,7 +79,8 @@ public final class GeoClueHarness: @unchecked Sendable {
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
             throw TestEnvironmentError(
-                "\(Self.executable.path) is not installed (Debian package geoclue-2.0); run the test command from the README, which installs it")
+                "\(Self.executable.path) is not installed (Debian package geoclue-2.0); run the test command from the README, which installs it"
+            )
         }
         self.bus = try bus ?? PrivateBus()
         ownsBus = bus == nil
@@ -112,13 +113,17 @@ public final class GeoClueHarness: @unchecked Sendable {
 
     /// The program and arguments that start GeoClue in its own mount namespace (see ``launchScript(prelude:)``).
     public func launchCommand(prelude: String = "") throws -> (executable: URL, arguments: [String]) {
-        (try Executables.find("unshare"), ["--mount", "--propagation", "private", "/bin/bash", "-c", try launchScript(prelude: prelude)])
+        (
+            try Executables.find("unshare"),
+            ["--mount", "--propagation", "private", "/bin/bash", "-c", try launchScript(prelude: prelude)]
+        )
     }
 
     /// Starts GeoClue and waits until it owns `org.freedesktop.GeoClue2`.
     public func start() throws {
         let command = try launchCommand()
-        let process = try ChildProcess(command.executable, command.arguments, environment: bus.environment, logFile: logFile)
+        let process = try ChildProcess(
+            command.executable, command.arguments, environment: bus.environment, logFile: logFile)
         self.process = process
         try Wait.until("GeoClue to own org.freedesktop.GeoClue2", timeout: 20) {
             guard process.isRunning else { throw TestEnvironmentError("GeoClue exited early:\n\(process.log)") }
@@ -204,7 +209,9 @@ public final class NMEASocketFeeder: Sendable {
         return state.withLock { state in
             let now = monotonicNanoseconds()
             state.readers.removeAll { fd in
-                let sent = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                let sent = bytes.withUnsafeBytes {
+                    send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+                }
                 guard sent < 0, errno != EAGAIN else { return false }
                 Glibc.close(fd)
                 return true

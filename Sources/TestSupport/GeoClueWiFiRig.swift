@@ -73,12 +73,14 @@ public final class GeoClueWiFiRig: @unchecked Sendable {
                 throw TestEnvironmentError("\(Self.systemBundle.path) is missing; install the ca-certificates package")
             }
             let mount = try Executables.find("mount")
-            prelude = "\(shellQuoted(mount.path)) --bind \(shellQuoted(bundleFile.path)) \(shellQuoted(Self.systemBundle.path))"
+            prelude =
+                "\(shellQuoted(mount.path)) --bind \(shellQuoted(bundleFile.path)) \(shellQuoted(Self.systemBundle.path))"
         }
         let command = try geoClue.launchCommand(prelude: prelude)
         var environment = bus.environment
         environment["G_MESSAGES_DEBUG"] = "all"
-        let process = try ChildProcess(command.executable, command.arguments, environment: environment, logFile: geoClue.logFile)
+        let process = try ChildProcess(
+            command.executable, command.arguments, environment: environment, logFile: geoClue.logFile)
         self.process = process
         try Wait.until("GeoClue to own org.freedesktop.GeoClue2", timeout: 20) {
             guard process.isRunning else { throw TestEnvironmentError("GeoClue exited early:\n\(process.log)") }
@@ -89,8 +91,10 @@ public final class GeoClueWiFiRig: @unchecked Sendable {
     /// How many times GeoClue's log says its Wi-Fi cache answered, and how many times it did not (a query).
     public var cacheCounts: (hits: Int, misses: Int) {
         let text = log
-        return (text.components(separatedBy: "Cache hit for key").count - 1,
-                text.components(separatedBy: "Cache miss for key").count - 1)
+        return (
+            text.components(separatedBy: "Cache hit for key").count - 1,
+            text.components(separatedBy: "Cache miss for key").count - 1
+        )
     }
 
     /// Whether GeoClue's log shows one of its own scans refused, after which it no longer follows `ScanDone`.

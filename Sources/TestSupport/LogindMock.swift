@@ -62,7 +62,9 @@ public final class LogindMock: @unchecked Sendable {
     /// Adds session `id` of `uid` (named `user`) on seat0, active or not, and returns its object path.
     @discardableResult
     public func addSession(_ id: String, uid: UInt32, user: String, active: Bool) throws -> String {
-        try call(Self.managerPath, Self.mockInterface, "AddSession", ["ssusb", id, "seat0", String(uid), user, String(active)])
+        try call(
+            Self.managerPath, Self.mockInterface, "AddSession",
+            ["ssusb", id, "seat0", String(uid), user, String(active)])
         return "\(Self.managerPath)/session/\(id)"
     }
 

@@ -63,7 +63,8 @@ public final class NetworkManagerMock: @unchecked Sendable {
     /// Adds a wired device, which a Wi-Fi scanner must leave alone, and returns its path.
     @discardableResult
     public func addEthernetDevice(_ name: String, interface: String) throws -> String {
-        try objectPath(try call(Self.mainPath, "AddEthernetDevice", ["ssi", name, interface, String(Self.disconnected)]))
+        try objectPath(
+            try call(Self.mainPath, "AddEthernetDevice", ["ssi", name, interface, String(Self.disconnected)]))
     }
 
     /// Adds an access point `name` to the device at `device` (`AccessPointAdded`) and returns its path;

@@ -77,7 +77,8 @@ public final class PolkitHarness: @unchecked Sendable {
         logFile = directory.appendingPathComponent("polkitd.log")
         guard FileManager.default.isExecutableFile(atPath: Self.executable.path) else {
             throw TestEnvironmentError(
-                "\(Self.executable.path) is not installed (Debian package polkitd); run the test command from the README, which installs it")
+                "\(Self.executable.path) is not installed (Debian package polkitd); run the test command from the README, which installs it"
+            )
         }
         // polkitd drops to the polkitd user: every folder on the way and every file must be world-readable.
         for folder in [directory, actionsDirectory, rulesDirectory, vendorRulesDirectory] {
@@ -143,7 +144,8 @@ public final class PolkitHarness: @unchecked Sendable {
         do {
             try Wait.until("polkitd to own \(Self.busName)", timeout: 20) {
                 guard process.isRunning else {
-                    throw TestEnvironmentError("polkitd (under unshare) exited, code \(process.exitCode.map(String.init) ?? "?")")
+                    throw TestEnvironmentError(
+                        "polkitd (under unshare) exited, code \(process.exitCode.map(String.init) ?? "?")")
                 }
                 if try nameOwned(by: process.pid) { return true }
                 usleep(40_000)
@@ -159,7 +161,9 @@ public final class PolkitHarness: @unchecked Sendable {
 
     /// Runs `arguments` as `user` (by default the unprivileged `nobody`, with no supplementary groups) with the bus
     /// as its system bus, and returns its exit code and its standard output and error, merged.
-    public func run(_ arguments: [String], asUser user: String? = "nobody", timeout: Double = 30) throws -> CommandResult {
+    public func run(_ arguments: [String], asUser user: String? = "nobody", timeout: Double = 30) throws
+        -> CommandResult
+    {
         try Unprivileged.run(arguments, asUser: user, environment: bus.environment, in: directory, timeout: timeout)
     }
 
@@ -206,8 +210,10 @@ public final class PolkitHarness: @unchecked Sendable {
     /// pkttyagent goes with it); SIGTERM leaves `script` hanging.
     public func startTextAgent(for subject: pid_t) throws -> ChildProcess {
         let agent = try Unprivileged.spawn(
-            [try Executables.find("script").path, "--quiet", "--flush", "--command",
-             "\(try Executables.find("pkttyagent").path) --process \(subject)", "/dev/null"],
+            [
+                try Executables.find("script").path, "--quiet", "--flush", "--command",
+                "\(try Executables.find("pkttyagent").path) --process \(subject)", "/dev/null",
+            ],
             asUser: nil, environment: bus.environment, in: directory)
         try Wait.until("pkttyagent to register for process \(subject)", timeout: 10) {
             guard agent.isRunning else { throw TestEnvironmentError("pkttyagent exited:\n\(agent.log)") }
@@ -254,7 +260,9 @@ public final class PolkitHarness: @unchecked Sendable {
 
     private func installPolicy(actionOwner: String?) throws {
         let source = ProjectPaths.root.appendingPathComponent("polkit")
-        let policies = try FileManager.default.contentsOfDirectory(atPath: source.path).filter { $0.hasSuffix(".policy") }
+        let policies = try FileManager.default.contentsOfDirectory(atPath: source.path).filter {
+            $0.hasSuffix(".policy")
+        }
         guard !policies.isEmpty else { throw TestEnvironmentError("no .policy file in \(source.path)") }
         for name in policies {
             var text = try String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
@@ -370,7 +378,8 @@ public enum Unprivileged {
             try process.wait(timeout: timeout)
         } catch {
             process.stop(grace: 1)
-            throw TestEnvironmentError("\(arguments.joined(separator: " ")) did not finish in \(timeout) s:\n\(process.log)")
+            throw TestEnvironmentError(
+                "\(arguments.joined(separator: " ")) did not finish in \(timeout) s:\n\(process.log)")
         }
         return CommandResult(status: process.exitCode ?? -1, output: process.log)
     }
@@ -391,7 +400,8 @@ public enum Unprivileged {
         let program = if first.hasPrefix("/") { first } else { try Executables.find(first).path }
         var command = [program] + arguments.dropFirst()
         if let user { command = try prefix(asUser: user) + command }
-        return try ChildProcess(URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: environment, logFile: logFile)
+        return try ChildProcess(
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()), environment: environment, logFile: logFile)
     }
 }
 

@@ -21,7 +21,8 @@ public final class PrivateBus: @unchecked Sendable {
         // The directory must be reachable by unprivileged test callers.
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
         let socket = directory.appendingPathComponent("system_bus_socket").path
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("activation"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("activation"), withIntermediateDirectories: false)
         address = "unix:path=\(socket)"
         let policyDirectory = ProjectPaths.root.appendingPathComponent("dbus").path
         let template = ProjectPaths.root.appendingPathComponent("scripts/system-bus.conf.in")
@@ -33,7 +34,8 @@ public final class PrivateBus: @unchecked Sendable {
         let configFile = directory.appendingPathComponent("bus.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
         process = try ChildProcess(
-            try Executables.find("dbus-daemon"), ["--config-file=\(configFile.path)", "--nofork", "--nopidfile", "--print-address"],
+            try Executables.find("dbus-daemon"),
+            ["--config-file=\(configFile.path)", "--nofork", "--nopidfile", "--print-address"],
             logFile: directory.appendingPathComponent("bus.log"))
         // dbus-daemon prints its address once it listens.
         let process = self.process

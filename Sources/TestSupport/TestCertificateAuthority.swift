@@ -30,27 +30,27 @@ public struct TestCertificateAuthority: Sendable {
             let names = serverNames.map { isIPv4Address($0) ? "IP:\($0)" : "DNS:\($0)" }.joined(separator: ", ")
             let configuration = directory.appendingPathComponent("openssl.cnf")
             try """
-                [req]
-                distinguished_name = authority_name
-                prompt = no
+            [req]
+            distinguished_name = authority_name
+            prompt = no
 
-                [authority_name]
-                CN = Whereabouts Test CA
+            [authority_name]
+            CN = Whereabouts Test CA
 
-                [authority]
-                basicConstraints = critical, CA:TRUE
-                keyUsage = critical, keyCertSign, cRLSign
-                subjectKeyIdentifier = hash
+            [authority]
+            basicConstraints = critical, CA:TRUE
+            keyUsage = critical, keyCertSign, cRLSign
+            subjectKeyIdentifier = hash
 
-                [server]
-                basicConstraints = critical, CA:FALSE
-                keyUsage = critical, digitalSignature
-                extendedKeyUsage = serverAuth
-                subjectAltName = \(names)
-                subjectKeyIdentifier = hash
-                authorityKeyIdentifier = keyid
+            [server]
+            basicConstraints = critical, CA:FALSE
+            keyUsage = critical, digitalSignature
+            extendedKeyUsage = serverAuth
+            subjectAltName = \(names)
+            subjectKeyIdentifier = hash
+            authorityKeyIdentifier = keyid
 
-                """.write(to: configuration, atomically: true, encoding: .utf8)
+            """.write(to: configuration, atomically: true, encoding: .utf8)
             let file = { (name: String) in directory.appendingPathComponent(name).path }
             let key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
             try run(
@@ -63,9 +63,11 @@ public struct TestCertificateAuthority: Sendable {
                     + ["-keyout", file("server.key"), "-out", file("server.csr")], in: directory)
             try run(
                 openssl,
-                ["x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"),
-                 "-set_serial", "0x\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16))",
-                 "-days", "7", "-extfile", configuration.path, "-extensions", "server", "-out", file("server.pem")],
+                [
+                    "x509", "-req", "-in", file("server.csr"), "-CA", file("ca.pem"), "-CAkey", file("ca.key"),
+                    "-set_serial", "0x\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16))",
+                    "-days", "7", "-extfile", configuration.path, "-extensions", "server", "-out", file("server.pem"),
+                ],
                 in: directory)
             return TestCertificateAuthority(
                 directory: directory, certificateFile: directory.appendingPathComponent("ca.pem"),

@@ -151,7 +151,9 @@ public final class LocationManager {
                 "timeout": .uint32(UInt32(clamping: options.timeout.milliseconds)),
                 "high-accuracy": .boolean(options.highAccuracy),
             ]
-            if let maximumAge = options.maximumAge { values["maximum-age"] = .uint32(UInt32(clamping: maximumAge.milliseconds)) }
+            if let maximumAge = options.maximumAge {
+                values["maximum-age"] = .uint32(UInt32(clamping: maximumAge.milliseconds))
+            }
             let reply = try await call(
                 client, Self.client, "RequestLocation", [.vardict(values)], timeout: options.timeout + .seconds(5))
             guard let path = reply.first?.objectPath else { throw .other(name: "", message: "no location path") }
@@ -198,7 +200,8 @@ public final class LocationManager {
                             SignalMatch(path: client, interface: Self.client, member: "AvailabilityChanged")
                         ) { message in
                             guard message.arguments().last?.string == "authorisation-changed" else { return }
-                            continuation.finish(throwing: LocationError.permissionDenied("the authorisation was revoked"))
+                            continuation.finish(
+                                throwing: LocationError.permissionDenied("the authorisation was revoked"))
                         })
                     subscriptions.append(
                         try await self.subscribeToService(
@@ -241,7 +244,8 @@ public final class LocationManager {
                     continuation.yield(level > 0)
                 }
                 defer { self.connection.unsubscribe(subscription) }
-                let level = try await self.get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
+                let level =
+                    try await self.get(Self.managerPath, Self.geoClueManager, "AvailableAccuracyLevel").uint32 ?? 0
                 continuation.yield(level > 0)
                 for await _ in ended {}
             }
@@ -254,14 +258,17 @@ public final class LocationManager {
         guard try await isWhereabouts() else { throw .unsupported("the last known location") }
         let client = try await makeClient(accuracy: .exact)
         defer { deleteClient(client) }
-        guard let path = try await get(client, Self.client, "LastLocation").objectPath, path != .root else { return nil }
+        guard let path = try await get(client, Self.client, "LastLocation").objectPath, path != .root else {
+            return nil
+        }
         return try await read(path)
     }
 
     // MARK: Plumbing
 
     private func makeClient(accuracy: Accuracy) async throws(LocationError) -> ObjectPath {
-        guard let client = try await call(Self.managerPath, Self.geoClueManager, "CreateClient").first?.objectPath else {
+        guard let client = try await call(Self.managerPath, Self.geoClueManager, "CreateClient").first?.objectPath
+        else {
             throw .other(name: "", message: "CreateClient returned no path")
         }
         try await set(client, Self.geoClueClient, "DesktopId", .string(desktopId))
@@ -272,7 +279,8 @@ public final class LocationManager {
     private func deleteClient(_ client: ObjectPath) {
         guard connection.isConnected,
             let message = try? Message.methodCall(
-                destination: Self.service, path: Self.managerPath, interface: Self.geoClueManager, member: "DeleteClient",
+                destination: Self.service, path: Self.managerPath, interface: Self.geoClueManager,
+                member: "DeleteClient",
                 arguments: [.objectPath(client)])
         else { return }
         connection.send(message)
@@ -281,7 +289,9 @@ public final class LocationManager {
     private func subscribe(_ client: ObjectPath, _ handler: @escaping @BusActor (ObjectPath) -> Void)
         async throws(LocationError) -> SignalSubscription
     {
-        try await subscribeToService(SignalMatch(path: client, interface: Self.geoClueClient, member: "LocationUpdated")) {
+        try await subscribeToService(
+            SignalMatch(path: client, interface: Self.geoClueClient, member: "LocationUpdated")
+        ) {
             message in
             if let path = message.arguments().last?.objectPath { handler(path) }
         }
@@ -372,7 +382,8 @@ public final class LocationManager {
     /// Calls a method of `io.github.whereabouts1.Manager` that may need the management authorisation, letting the
     /// user's polkit agent prompt.
     func callManager(_ member: String, _ arguments: [DBusValue]) async throws(LocationError) -> [DBusValue] {
-        try await call(Self.managerPath, Self.manager, member, arguments, timeout: Self.promptTimeout, interactive: true)
+        try await call(
+            Self.managerPath, Self.manager, member, arguments, timeout: Self.promptTimeout, interactive: true)
     }
 
     private func get(_ path: ObjectPath, _ interface: String, _ name: String) async throws(LocationError) -> DBusValue {
@@ -389,8 +400,11 @@ public final class LocationManager {
             .stringKeyedEntries ?? [:]
     }
 
-    private func set(_ path: ObjectPath, _ interface: String, _ name: String, _ value: DBusValue) async throws(LocationError) {
-        _ = try await call(path, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(name), .variant(value)])
+    private func set(_ path: ObjectPath, _ interface: String, _ name: String, _ value: DBusValue)
+        async throws(LocationError)
+    {
+        _ = try await call(
+            path, "org.freedesktop.DBus.Properties", "Set", [.string(interface), .string(name), .variant(value)])
     }
 
     private func mapError<T>(_ body: () async throws(DBusError) -> T) async throws(LocationError) -> T {
@@ -565,7 +579,8 @@ extension LocationManager {
                 let changes = StatusChanges(continuation)
                 subscriptions.append(
                     try await self.subscribeToService(
-                        SignalMatch(path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+                        SignalMatch(
+                            path: client, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
                     ) { message in
                         let arguments = message.arguments()
                         guard arguments.count == 3, arguments[0].string == Self.client,

@@ -135,7 +135,8 @@ public enum AuthorisationRule {
         case .notDetermined where agentAllowance != nil: if let refusal = session.refusal { return .failure(refusal) }
         default: return .failure(.notAuthorised(status))
         }
-        let level = permittedLevel(requested: requested, approximate: approximate, agentAllowance: agentAllowance, cap: cap)
+        let level = permittedLevel(
+            requested: requested, approximate: approximate, agentAllowance: agentAllowance, cap: cap)
         return level == .none ? .failure(.disabledByAgent) : .success(level)
     }
 

@@ -27,7 +27,8 @@ public struct Thresholds: Sendable, Equatable {
         guard let last = lastSignalled else { return .signal }
         if distance > 0 && fix.distance(to: last) < Double(distance) { return .updateInPlace }
         if time > 0 {
-            let (difference, overflow) = fix.timestamp.microseconds.subtractingReportingOverflow(last.timestamp.microseconds)
+            let (difference, overflow) = fix.timestamp.microseconds.subtractingReportingOverflow(
+                last.timestamp.microseconds)
             if !overflow && difference.magnitude < UInt64(time) * 1_000_000 { return .updateInPlace }
         }
         return .signal

@@ -178,10 +178,13 @@ private struct Section {
     /// A serial line speed that termios supports.
     func baudRate(_ key: String) throws(ConfigurationError) -> UInt32? {
         let rate: UInt32?
-        do { rate = try keyFile.integer(key, in: group.name, as: UInt32.self) } catch { throw ConfigurationError(error) }
+        do { rate = try keyFile.integer(key, in: group.name, as: UInt32.self) } catch {
+            throw ConfigurationError(error)
+        }
         guard let entry = group.entry(key), let rate else { return nil }
         guard NMEASocketConfig.baudRates.contains(rate) else {
-            throw invalid(entry, expected: "one of \(NMEASocketConfig.baudRates.map(String.init).joined(separator: ", "))")
+            throw invalid(
+                entry, expected: "one of \(NMEASocketConfig.baudRates.map(String.init).joined(separator: ", "))")
         }
         return rate
     }
@@ -200,7 +203,9 @@ private struct Section {
     /// (it goes into an HTTP header).
     func nickname(_ key: String) throws(ConfigurationError) -> String? {
         guard let entry = group.entry(key), let nick = try string(key) else { return nil }
-        let printable = nick.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7f && !(0x80..<0xa0).contains($0.value) }
+        let printable = nick.unicodeScalars.allSatisfy {
+            $0.value >= 0x20 && $0.value != 0x7f && !(0x80..<0xa0).contains($0.value)
+        }
         guard nick.isEmpty || ((2...32).contains(nick.count) && printable)
         else { throw invalid(entry, expected: "empty or 2 to 32 characters without control characters") }
         return nick
@@ -212,7 +217,8 @@ private struct Section {
         switch method {
         case "ichnaea": return .ichnaea
         case "gmaps", "reallyfreegeoip": return .unsupported(method)
-        default: throw invalid(entry, expected: "ichnaea (or GeoClue's gmaps or reallyfreegeoip, which are not supported)")
+        default:
+            throw invalid(entry, expected: "ichnaea (or GeoClue's gmaps or reallyfreegeoip, which are not supported)")
         }
     }
 

@@ -56,7 +56,8 @@ public struct Fix: Sendable, Equatable {
         latitude: Double, longitude: Double, horizontalAccuracy: Double,
         altitude: Double? = nil, ellipsoidalAltitude: Double? = nil, verticalAccuracy: Double? = nil,
         speed: Double? = nil, speedAccuracy: Double? = nil, course: Double? = nil, courseAccuracy: Double? = nil,
-        climb: Double? = nil, climbAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind, description: String, isSimulated: Bool = false
+        climb: Double? = nil, climbAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind,
+        description: String, isSimulated: Bool = false
     ) {
         self.latitude = latitude
         self.longitude = longitude

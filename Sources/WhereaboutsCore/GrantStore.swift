@@ -63,7 +63,8 @@ public struct GrantStore: Sendable, Equatable {
             if count >= GrantStore.maximumDecisionsPerUser { return .user(uid: uid, decisions: count) }
             if decisions.count >= GrantStore.maximumDecisions { return .store(decisions: decisions.count) }
         }
-        let size = textSize - (old.map { GrantStore.line(key, $0).utf8.count + 1 } ?? 0)
+        let size =
+            textSize - (old.map { GrantStore.line(key, $0).utf8.count + 1 } ?? 0)
             + GrantStore.line(key, decision).utf8.count + 1
         return size > GrantStore.maximumTextSize ? .size(bytes: size) : nil
     }
@@ -94,7 +95,9 @@ public struct GrantStore: Sendable, Equatable {
     /// control characters (tabs and line ends among them) or other line separators.
     static func isStorable(_ app: String) -> Bool {
         !app.isEmpty && app.utf8.count <= 255
-            && !app.unicodeScalars.contains { $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}" }
+            && !app.unicodeScalars.contains {
+                $0.properties.generalCategory == .control || $0 == "\u{2028}" || $0 == "\u{2029}"
+            }
     }
 
     /// The line of the file that holds `decision` of `key`, without its line end.
@@ -130,7 +133,8 @@ public struct GrantStore: Sendable, Equatable {
             let number = offset + 1
             let fields = line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false).map(Substring.init)
             guard fields.count == 4 else {
-                throw GrantStoreError(file: file, line: number, reason: "expected 4 tab-separated fields, found \(fields.count)")
+                throw GrantStoreError(
+                    file: file, line: number, reason: "expected 4 tab-separated fields, found \(fields.count)")
             }
             guard let uid = UInt32(fields[0]) else {
                 throw GrantStoreError(file: file, line: number, reason: "'\(fields[0].prefix(40))' is not a user id")
@@ -148,7 +152,9 @@ public struct GrantStore: Sendable, Equatable {
                 }
                 decision = .granted(grant, approximate: fields[3] == "approximate")
             default:
-                throw GrantStoreError(file: file, line: number, reason: "unknown decision '\(fields[2].prefix(40)) \(fields[3].prefix(40))'")
+                throw GrantStoreError(
+                    file: file, line: number,
+                    reason: "unknown decision '\(fields[2].prefix(40)) \(fields[3].prefix(40))'")
             }
             let key = Key(uid: uid, app: app)
             guard store.decisions[key] == nil else {

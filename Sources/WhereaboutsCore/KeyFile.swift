@@ -113,7 +113,9 @@ public struct KeyFile: Sendable, Equatable {
         var current: Int?
         for (offset, rawLine) in splitLines(text).enumerated() {
             let lineNumber = offset + 1
-            guard !rawLine.utf8.contains(0) else { throw KeyFileError(file: file, line: lineNumber, problem: .nulCharacter) }
+            guard !rawLine.utf8.contains(0) else {
+                throw KeyFileError(file: file, line: lineNumber, problem: .nulCharacter)
+            }
             let line = trimmingLeadingASCIIWhitespace(rawLine)
             guard let first = line.utf8.first, first != UInt8(ascii: "#") else { continue }
             if first == UInt8(ascii: "[") {

@@ -24,7 +24,9 @@ public struct ProviderStatus: Sendable, Equatable {
     /// Further facts, by name; empty for most providers.
     public var details: [String: ProviderDetail]
 
-    public init(kind: String, level: AccuracyLevel, available: Bool, running: Bool, details: [String: ProviderDetail] = [:]) {
+    public init(
+        kind: String, level: AccuracyLevel, available: Bool, running: Bool, details: [String: ProviderDetail] = [:]
+    ) {
         self.kind = kind
         self.level = level
         self.available = available

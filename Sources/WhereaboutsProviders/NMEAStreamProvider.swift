@@ -92,7 +92,8 @@ public final class NMEAStreamProvider: LocationProvider {
     }
 
     private func connectUnix(_ path: String) throws(StreamError) {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .errno("socket") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -118,7 +119,8 @@ public final class NMEAStreamProvider: LocationProvider {
         guard inet_pton(AF_INET, literal, &address.sin_addr) == 1 else {
             throw StreamError("tcp-host must be an IPv4 address or localhost, not \(host)")
         }
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        fd = socket(
+            AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .errno("socket") }
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -237,5 +239,7 @@ public final class NMEAStreamProvider: LocationProvider {
 private struct StreamError: Error {
     let reason: String
     init(_ reason: String) { self.reason = reason }
-    static func errno(_ call: String) -> StreamError { StreamError("\(call): \(String(cString: strerror(Glibc.errno)))") }
+    static func errno(_ call: String) -> StreamError {
+        StreamError("\(call): \(String(cString: strerror(Glibc.errno)))")
+    }
 }

@@ -112,9 +112,11 @@ public final class ProviderSet {
                 details: provider.details)
         }
         if let simulation {
-            rows.append(ProviderStatus(
-                kind: "simulation", level: simulation.minimumClientLevel, available: simulation.availableLevel != .none,
-                running: true))
+            rows.append(
+                ProviderStatus(
+                    kind: "simulation", level: simulation.minimumClientLevel,
+                    available: simulation.availableLevel != .none,
+                    running: true))
         }
         return rows
     }

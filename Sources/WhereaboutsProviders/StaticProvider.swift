@@ -52,7 +52,8 @@ public final class StaticProvider: LocationProvider {
     private func load(_ path: String) -> StaticLocation? {
         do {
             let location = try StaticLocationFile.parse(try readTextFile(path, limit: 1 << 20), file: path)
-            logger.info("static source: \(location.latitude), \(location.longitude) ± \(location.accuracy) m from \(path)")
+            logger.info(
+                "static source: \(location.latitude), \(location.longitude) ± \(location.accuracy) m from \(path)")
             return location
         } catch let error as FileReadError {
             logger.warning("static source: cannot read \(error); no static location")

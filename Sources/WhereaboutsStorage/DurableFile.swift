@@ -123,4 +123,3 @@ public struct DurableFile: Sendable {
         close(fd)
     }
 }
-

@@ -91,7 +91,9 @@ public enum RegularFile {
             }
             if count == 0 { return bytes }
             bytes.append(contentsOf: chunk[0..<count])
-            guard bytes.count <= limit else { throw Refusal(path: path, reason: .tooLarge(size: bytes.count, limit: limit)) }
+            guard bytes.count <= limit else {
+                throw Refusal(path: path, reason: .tooLarge(size: bytes.count, limit: limit))
+            }
         }
     }
 

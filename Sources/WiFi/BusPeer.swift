@@ -183,7 +183,8 @@ struct AccessPointUnion {
             }
             let kept = accessPoints[existing]
             if point.signal > kept.signal
-                || (point.signal == kept.signal && (point.age ?? .seconds(Int64.max)) < (kept.age ?? .seconds(Int64.max)))
+                || (point.signal == kept.signal
+                    && (point.age ?? .seconds(Int64.max)) < (kept.age ?? .seconds(Int64.max)))
             {
                 accessPoints[existing] = point
             }

@@ -389,7 +389,8 @@ public final class WPASupplicantScanner: AccessPointScanner {
         guard let current = round, current.id == id else { return }
         round?.timeout = nil
         let late = current.waiting.union(current.reading).map(\.rawValue).sorted()
-        logger.debug("wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(roundTimeout)")
+        logger.debug(
+            "wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(roundTimeout)")
         finishRound()
     }
 

@@ -47,7 +47,8 @@ func summary(_ values: [Double]) -> String {
     guard !values.isEmpty else { return "no samples" }
     func f(_ p: Double) -> String { String(format: "%.3f", Percentile.of(values, p)!) }
     let mean = values.reduce(0, +) / Double(values.count)
-    return "p50 \(f(50)) ms, p90 \(f(90)) ms, p99 \(f(99)) ms, max \(f(100)) ms, mean \(String(format: "%.3f", mean)) ms (n=\(values.count))"
+    return
+        "p50 \(f(50)) ms, p90 \(f(90)) ms, p99 \(f(99)) ms, max \(f(100)) ms, mean \(String(format: "%.3f", mean)) ms (n=\(values.count))"
 }
 
 @concurrent func makeHarness(port: UInt16) async throws -> DaemonHarness {
@@ -107,8 +108,9 @@ func run(_ options: Options) async throws {
 
     let harness = try await makeHarness(port: port)
     defer { harness.stop() }
-    print("wbbench: whereaboutsd \(try ProjectPaths.product("whereaboutsd").path), gpsd on \(terminal.path), "
-        + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
+    print(
+        "wbbench: whereaboutsd \(try ProjectPaths.product("whereaboutsd").path), gpsd on \(terminal.path), "
+            + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
 
     // 1. Report → LocationUpdated.
     let (app, path, arrivals) = try await exactClient(harness)
@@ -149,7 +151,9 @@ func run(_ options: Options) async throws {
     print("   pty write → LocationUpdated:           \(summary(endToEnd))")
     print("   pty write → TPV at a plain gpsd client: \(summary(gpsdShare))")
     print("   TPV at a plain client → LocationUpdated: \(summary(daemonShare))")
-    if unmatched > 0 || extra > 0 { print("   \(unmatched) reports without a LocationUpdated, \(extra) extra LocationUpdated") }
+    if unmatched > 0 || extra > 0 {
+        print("   \(unmatched) reports without a LocationUpdated, \(extra) extra LocationUpdated")
+    }
 
     // 2. Time to first location.
     print("\n2. New client → first LocationUpdated (from sending Start), gpsd holding a fix")
@@ -167,8 +171,10 @@ func run(_ options: Options) async throws {
         if let elapsed = try await firstLocation(harness) { silent.append(elapsed) }
         await pause(400)
     }
-    print("   no other client, receiver silent (?POLL): \(silent.isEmpty ? "none within 2 s in \(options.trials) trials" : summary(silent))"
-        + (silent.count < options.trials && !silent.isEmpty ? "; \(options.trials - silent.count) trials had none within 2 s" : ""))
+    print(
+        "   no other client, receiver silent (?POLL): \(silent.isEmpty ? "none within 2 s in \(options.trials) trials" : summary(silent))"
+            + (silent.count < options.trials && !silent.isEmpty
+                ? "; \(options.trials - silent.count) trials had none within 2 s" : ""))
 
     let hertz = NMEAFeeder(terminal: terminal, interval: .seconds(1), epoch: epoch)
     hertz.start()

@@ -92,7 +92,9 @@ final class Contender: @unchecked Sendable {
 
     /// The wall-clock seconds just before the last launch's exec.
     var execTime: Double? {
-        (try? String(contentsOf: stampFile, encoding: .utf8)).flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        (try? String(contentsOf: stampFile, encoding: .utf8)).flatMap {
+            Double($0.trimmingCharacters(in: .whitespaces))
+        }
     }
 
     /// The running service's process id.

@@ -85,8 +85,10 @@ final class LoadConnection {
             ) { _ in })
         let properties = "org.freedesktop.DBus.Properties"
         let interface = GeoClueTestClient.clientInterface
-        _ = try await call(path, properties, "Set", [.string(interface), .string("DesktopId"), .variant(.string(desktopId))])
-        _ = try await call(path, properties, "Set", [.string(interface), .string("RequestedAccuracyLevel"), .variant(.uint32(8))])
+        _ = try await call(
+            path, properties, "Set", [.string(interface), .string("DesktopId"), .variant(.string(desktopId))])
+        _ = try await call(
+            path, properties, "Set", [.string(interface), .string("RequestedAccuracyLevel"), .variant(.uint32(8))])
         _ = try await call(path, interface, "Start")
         return client
     }
@@ -95,7 +97,8 @@ final class LoadConnection {
     func delete(_ client: LoadClient) async throws(DBusError) {
         client.subscriptions.forEach { connection.unsubscribe($0) }
         _ = try await call(
-            GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "DeleteClient", [.objectPath(client.path)])
+            GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "DeleteClient",
+            [.objectPath(client.path)])
     }
 }
 
@@ -182,7 +185,11 @@ final class NameWatch {
                 stringArguments: [0: GeoClueTestClient.service])
         ) { [weak self] message in
             let now = ProcessFigures.wallSeconds()
-            if message.arguments().last?.string?.isEmpty == false { self?.ownedAt = now } else { self?.releasedAt = now }
+            if message.arguments().last?.string?.isEmpty == false {
+                self?.ownedAt = now
+            } else {
+                self?.releasedAt = now
+            }
         }
     }
 

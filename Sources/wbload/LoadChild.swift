@@ -114,7 +114,9 @@ final class LoadChild {
             for _ in 0..<count { connections.append(try LoadConnection(address: address, pooled: false)) }
             let starts = await LoadPool.startClients(on: connections, desktopId: desktopId)
             let used = Set(starts.clients.map { ObjectIdentifier($0.connection) })
-            for connection in connections where !used.contains(ObjectIdentifier(connection)) { connection.connection.close() }
+            for connection in connections where !used.contains(ObjectIdentifier(connection)) {
+                connection.connection.close()
+            }
             return starts
         }
     }

@@ -218,11 +218,15 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
 
     await pause(seconds: 3)
     figures.withClients = ProcessFigures.memory(pid)
-    log("\(kind.rawValue): \(active.times.count + 1) clients: RSS \(figures.withClients.rss) KiB, private \(figures.withClients.privateKiB) KiB")
+    log(
+        "\(kind.rawValue): \(active.times.count + 1) clients: RSS \(figures.withClients.rss) KiB, private \(figures.withClients.privateKiB) KiB"
+    )
 
     log("\(kind.rawValue): soak, \(options.soakSeconds) s at 1 fix/s with \(active.times.count + 1) clients")
     start = meter.read()
-    let soakStart = (updates: try await load.updates(), epochs: contender.feeder.epochTimes.count, time: monotonicNanoseconds())
+    let soakStart = (
+        updates: try await load.updates(), epochs: contender.feeder.epochTimes.count, time: monotonicNanoseconds()
+    )
     figures.soakStart = ProcessFigures.memory(pid)
     var elapsed = 0.0
     while elapsed < Double(options.soakSeconds) {
@@ -235,7 +239,9 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
     figures.soakUpdates = try await load.updates() - soakStart.updates
     figures.soakEpochs = contender.feeder.epochTimes.count - soakStart.epochs
     figures.soakCPU = meter.since(start)
-    log("\(kind.rawValue): soak: \(figures.soakUpdates) updates, service CPU \(figures.soakCPU.service) s, RSS \(figures.soakStart.rss) → \(figures.soakEnd.rss) KiB")
+    log(
+        "\(kind.rawValue): soak: \(figures.soakUpdates) updates, service CPU \(figures.soakCPU.service) s, RSS \(figures.soakStart.rss) → \(figures.soakEnd.rss) KiB"
+    )
 
     try await load.delete(active)
     try await load.delete(keeper)

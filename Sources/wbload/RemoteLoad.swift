@@ -42,7 +42,8 @@ final class LoadFleet: @unchecked Sendable {
 
     /// Starts `count` clients at once, shared out among the children, and waits up to `timeout` seconds for
     /// their first fixes.
-    @concurrent func round(_ count: Int, _ mode: ConnectionMode, desktopId: String, timeout: Int) async throws -> Round {
+    @concurrent func round(_ count: Int, _ mode: ConnectionMode, desktopId: String, timeout: Int) async throws -> Round
+    {
         let shares = children.indices.map { Self.share(of: count, child: $0, among: children.count) }
         for (child, share) in zip(children, shares) where share > 0 {
             child.send("round \(share) \(mode.rawValue) \(desktopId) \(timeout)")

@@ -68,11 +68,15 @@ struct Report {
         let clients = options.clients + 1
         var rows: [[String]] = [
             ["", ServiceKind.whereabouts.rawValue, ServiceKind.geoclue.rawValue, "ratio", "target"],
-            row("startup, exec → name owned (median)", { Sample($0.startup).median }, unit: "ms", digits: 2, target: 0.5),
+            row(
+                "startup, exec → name owned (median)", { Sample($0.startup).median }, unit: "ms", digits: 2, target: 0.5
+            ),
             row("idle RSS", { Double($0.idle.rss) / 1024 }, unit: "MiB", target: 1),
             row("idle private", { Double($0.idle.privateKiB) / 1024 }, unit: "MiB", target: 0.5),
             row("RSS, \(clients) active clients", { Double($0.withClients.rss) / 1024 }, unit: "MiB", target: 0.5),
-            row("private, \(clients) active clients", { Double($0.withClients.privateKiB) / 1024 }, unit: "MiB", target: 0.5),
+            row(
+                "private, \(clients) active clients", { Double($0.withClients.privateKiB) / 1024 }, unit: "MiB",
+                target: 0.5),
         ]
         for size in Set([1, 100, 200, options.clients]).sorted() {
             let label = "first location, \(size) at once, own connections"
@@ -97,7 +101,9 @@ struct Report {
             row("  service CPU, pooled", { $0.pooledBurstCPU.service }, unit: "s", digits: 2),
             row("  dbus-daemon CPU, pooled", { $0.pooledBurstCPU.bus }, unit: "s", digits: 2),
             row("clients refused or unserved, all rounds", { Double($0.unserved) }, unit: "", digits: 0),
-            row("soak: LocationUpdated delivered per second", { Double($0.soakUpdates) / max($0.soakSeconds, 1) }, unit: "/s", digits: 0),
+            row(
+                "soak: LocationUpdated delivered per second", { Double($0.soakUpdates) / max($0.soakSeconds, 1) },
+                unit: "/s", digits: 0),
             row("soak: service CPU per delivered update", { $0.cpuPerUpdate }, unit: "µs", target: 0.35),
             row("soak: service CPU per fix per client", { $0.cpuPerClientFix(clients: clients) }, unit: "µs"),
             row("soak: service CPU", { $0.soakCPU.service / max($0.soakSeconds, 1) * 100 }, unit: "% of a core"),
@@ -115,7 +121,9 @@ struct Report {
         }
         if !refusals.isEmpty { rows.append(["first refusal", refusals.joined(separator: "; "), "", "", ""]) }
         let gpsdText = [gpsd.p50, gpsd.p99].map { $0.map { String(format: "%.3f ms", $0) } ?? "–" }
-        rows.append(["gpsd report → LocationUpdated, p50 / p99", gpsdText.joined(separator: " / "), "(not measured)", "", ""])
+        rows.append([
+            "gpsd report → LocationUpdated, p50 / p99", gpsdText.joined(separator: " / "), "(not measured)", "", "",
+        ])
         return rows
     }
 
@@ -134,7 +142,8 @@ struct Report {
         uname(&system)
         let machine = withUnsafeBytes(of: &system.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         let date = ISO8601DateFormatter().string(from: Date())
-        return "wbload \(date): \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), soak \(options.soakSeconds) s,"
+        return
+            "wbload \(date): \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), soak \(options.soakSeconds) s,"
             + " one bus with polkitd and the package's policy, load as \(BenchBus.loadUser) in"
             + " \(options.loadProcesses) processes with each client on a"
             + " connection of its own (one round of \(options.clients) pooled on \(options.connections) connections),"
@@ -146,7 +155,9 @@ struct Report {
         for (kind, figures) in results {
             var firstLocation: [String: Any] = [:]
             for (size, sample) in figures.firstLocation {
-                firstLocation[String(size)] = ["p50_ms": sample.median, "p99_ms": sample.percentile(99), "n": sample.values.count]
+                firstLocation[String(size)] = [
+                    "p50_ms": sample.median, "p99_ms": sample.percentile(99), "n": sample.values.count,
+                ]
             }
             func memory(_ value: Memory) -> [String: Int] { ["rss_kib": value.rss, "private_kib": value.privateKiB] }
             func cpu(_ value: CPU) -> [String: Double] {
@@ -170,7 +181,9 @@ struct Report {
                     "start": memory(figures.soakStart), "end": memory(figures.soakEnd),
                     "rss_growth_per_update_bytes": figures.growthPerUpdate,
                     "private_growth_per_update_bytes": figures.privateGrowthPerUpdate,
-                    "samples": figures.soakSamples.map { ["seconds": $0.seconds, "rss_kib": $0.memory.rss, "private_kib": $0.memory.privateKiB] },
+                    "samples": figures.soakSamples.map {
+                        ["seconds": $0.seconds, "rss_kib": $0.memory.rss, "private_kib": $0.memory.privateKiB]
+                    },
                 ],
                 "churn": ["before": memory(figures.beforeChurn), "after": memory(figures.afterChurn)],
             ]
@@ -182,7 +195,9 @@ struct Report {
                 "churn": options.churn, "startup_runs": options.startupRuns, "load_processes": options.loadProcesses,
             ],
             "services": services,
-            "gpsd_report_to_location_updated_ms": ["p50": gpsd.p50 as Any? ?? NSNull(), "p99": gpsd.p99 as Any? ?? NSNull()],
+            "gpsd_report_to_location_updated_ms": [
+                "p50": gpsd.p50 as Any? ?? NSNull(), "p99": gpsd.p99 as Any? ?? NSNull(),
+            ],
         ]
         return try JSONSerialization.data(withJSONObject: document, options: [.prettyPrinted, .sortedKeys])
     }

@@ -22,8 +22,9 @@ struct FirstFixes {
 /// Access points no earlier trial used, so that the place is unknown to the cache.
 func place(_ trial: Int) -> [WPASupplicantMock.BSS] {
     (0..<4).map { index in
-        .init(bssid: [0x00, 0x50, UInt8(trial >> 8), UInt8(trial & 0xff), 0x00, UInt8(index)], ssid: "ap\(index)",
-              signal: Int16(-50 - 5 * index))
+        .init(
+            bssid: [0x00, 0x50, UInt8(trial >> 8), UInt8(trial & 0xff), 0x00, UInt8(index)], ssid: "ap\(index)",
+            signal: Int16(-50 - 5 * index))
     }
 }
 
@@ -37,11 +38,14 @@ func hold(_ bsses: [WPASupplicantMock.BSS], _ wpa: WPASupplicantMock) async thro
     for _ in 0..<500 {
         let output = try WPASupplicantMock.busctl(
             wpa.bus, ["get-property", WPASupplicantMock.busName, path, "fi.w1.wpa_supplicant1.Interface", "BSSs"])
-        let paths = output.output.split(separator: " ").dropFirst(2).map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"\n")) }
+        let paths = output.output.split(separator: " ").dropFirst(2).map {
+            $0.trimmingCharacters(in: CharacterSet(charactersIn: "\"\n"))
+        }
         if paths.count == bsses.count, let first = paths.first {
             let bssid = try WPASupplicantMock.busctl(
                 wpa.bus, ["get-property", WPASupplicantMock.busName, first, "fi.w1.wpa_supplicant1.BSS", "BSSID"])
-            if case .bytes(let octets)? = address, bssid.output.contains(octets.map(String.init).joined(separator: " ")) {
+            if case .bytes(let octets)? = address, bssid.output.contains(octets.map(String.init).joined(separator: " "))
+            {
                 return
             }
         }
@@ -70,7 +74,9 @@ func measureFirstFixes(_ rig: InstalledDaemon, server: IchnaeaServer, authority:
     }
     figures.polkitChecks = rig.polkitChecks - checksBefore
     let transport = CurlTransport(userAgent: "wbnet", caFile: authority.certificateFile.path)
-    let body = Array(#"{"wifiAccessPoints":[{"macAddress":"00:11:22:33:44:55","signalStrength":-50},{"macAddress":"00:11:22:33:44:56","signalStrength":-60}]}"#.utf8)
+    let body = Array(
+        #"{"wifiAccessPoints":[{"macAddress":"00:11:22:33:44:55","signalStrength":-50},{"macAddress":"00:11:22:33:44:56","signalStrength":-60}]}"#
+            .utf8)
     for _ in 0..<trials {
         let started = monotonicNanoseconds()
         if case .success = await transport.post(HTTPRequest(url: server.url(), body: body)) {

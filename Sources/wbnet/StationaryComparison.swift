@@ -102,7 +102,7 @@ func feedCountingAttempts(_ scan: [WPASupplicantMock.BSS], to mocks: [WPASupplic
             do {
                 try mock.scan("wlan0")
                 break
-            } catch where count < 10 {
+            } catch  where count < 10 {
                 try await Task.sleep(for: .milliseconds(100))
             }
         }

@@ -21,41 +21,59 @@ import TestSupport
 @BusActor
 func run(_ options: BenchOptions) async throws {
     let daemonPath = try ProjectPaths.product("whereaboutsd").path
-    print("wbnet: whereaboutsd \(daemonPath), GeoClue \(GeoClueHarness.executable.path) \(packageVersion("geoclue-2.0")), "
-        + "polkitd \(packageVersion("polkitd")); \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())")
-    print("as installed: polkitd on each private bus with polkit/io.github.whereabouts1.policy and the package's rules "
-        + "(\(InstalledDaemon.packageRules.lastPathComponent)), plus /etc/polkit-1/rules.d/\(InstalledDaemon.grantRuleFile): "
-        + "YES to io.github.whereabouts1.location-always for user \(InstalledDaemon.user) and apps \(InstalledDaemon.app), "
-        + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledDaemon.user) is in no "
-        + "login session, where the policy says no); the daemon with [authorisation] polkit=true; a logind stand-in "
-        + "(no process in a session); apps run as \(InstalledDaemon.user) (setpriv; python-dbus, Tests/Servers/location_client.py)")
+    print(
+        "wbnet: whereaboutsd \(daemonPath), GeoClue \(GeoClueHarness.executable.path) \(packageVersion("geoclue-2.0")), "
+            + "polkitd \(packageVersion("polkitd")); \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())"
+    )
+    print(
+        "as installed: polkitd on each private bus with polkit/io.github.whereabouts1.policy and the package's rules "
+            + "(\(InstalledDaemon.packageRules.lastPathComponent)), plus /etc/polkit-1/rules.d/\(InstalledDaemon.grantRuleFile): "
+            + "YES to io.github.whereabouts1.location-always for user \(InstalledDaemon.user) and apps \(InstalledDaemon.app), "
+            + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledDaemon.user) is in no "
+            + "login session, where the policy says no); the daemon with [authorisation] polkit=true; a logind stand-in "
+            + "(no process in a session); apps run as \(InstalledDaemon.user) (setpriv; python-dbus, Tests/Servers/location_client.py)"
+    )
 
     // 1.
     let place = StationaryPlace()
     let realSeconds = Double(options.scans) * options.scanSeconds
-    print("\n1. Lookups sitting still with a client running: \(options.scans) scans (\(place.strong) access points "
-        + "jittering ±\(place.jitter) dBm, \(place.weak) weak ones heard in half the scans; seed \(options.seed)), "
-        + String(format: "%g s apart: %.0f s of scans at 10 s run in %.0f s", options.scanSeconds, Double(options.scans) * 10, realSeconds))
-    print("   each service on a private bus of its own with a wpa_supplicant stand-in, both fed each scan at the same "
-        + "moment (another client's Scan: BSSAdded/BSSRemoved, PropertiesChanged, ScanDone); one loopback HTTPS Ichnaea "
-        + "server, requests counted there")
+    print(
+        "\n1. Lookups sitting still with a client running: \(options.scans) scans (\(place.strong) access points "
+            + "jittering ±\(place.jitter) dBm, \(place.weak) weak ones heard in half the scans; seed \(options.seed)), "
+            + String(
+                format: "%g s apart: %.0f s of scans at 10 s run in %.0f s", options.scanSeconds,
+                Double(options.scans) * 10, realSeconds))
+    print(
+        "   each service on a private bus of its own with a wpa_supplicant stand-in, both fed each scan at the same "
+            + "moment (another client's Scan: BSSAdded/BSSRemoved, PropertiesChanged, ScanDone); one loopback HTTPS Ichnaea "
+            + "server, requests counted there")
     let still = try await compareSittingStill(options)
     let perHour = 360.0 / Double(still.scans)
     func hourly(_ count: Int) -> String {
-        still.scans == 360 ? "\(count) an hour (an hour of scans: not scaled)" : String(format: "%.0f an hour (scaled)", Double(count) * perHour)
+        still.scans == 360
+            ? "\(count) an hour (an hour of scans: not scaled)"
+            : String(format: "%.0f an hour (scaled)", Double(count) * perHour)
     }
-    print("   whereaboutsd (as installed, client: \(InstalledDaemon.user)): \(still.oursRequests) requests in "
-        + "\(still.scans) scans = \(hourly(still.oursRequests)); \(still.oursFixes) fixes to its client; "
-        + "\(still.oursOwnScans) scans of its own")
-    print("   GeoClue 2.6 ([wifi] enable=true, url= the same server, its TLS trusting the test CA; client: root, "
-        + "agent registered): \(still.geoClueRequests) requests in \(still.scans) scans = \(hourly(still.geoClueRequests)); "
-        + "\(still.geoClueFixes) fixes to its client; \(still.geoClueOwnScans) scans of its own; its cache "
-        + "\(still.geoClueCache.hits) hits, \(still.geoClueCache.misses) misses")
-    let ratio = still.geoClueRequests > 0
-        ? String(format: "%.3f", Double(still.oursRequests) / Double(still.geoClueRequests)) : "n/a (GeoClue asked nothing)"
+    print(
+        "   whereaboutsd (as installed, client: \(InstalledDaemon.user)): \(still.oursRequests) requests in "
+            + "\(still.scans) scans = \(hourly(still.oursRequests)); \(still.oursFixes) fixes to its client; "
+            + "\(still.oursOwnScans) scans of its own")
+    print(
+        "   GeoClue 2.6 ([wifi] enable=true, url= the same server, its TLS trusting the test CA; client: root, "
+            + "agent registered): \(still.geoClueRequests) requests in \(still.scans) scans = \(hourly(still.geoClueRequests)); "
+            + "\(still.geoClueFixes) fixes to its client; \(still.geoClueOwnScans) scans of its own; its cache "
+            + "\(still.geoClueCache.hits) hits, \(still.geoClueCache.misses) misses")
+    let ratio =
+        still.geoClueRequests > 0
+        ? String(format: "%.3f", Double(still.oursRequests) / Double(still.geoClueRequests))
+        : "n/a (GeoClue asked nothing)"
     print("   ratio whereaboutsd / GeoClue: \(ratio); target ≤ 6 lookups an hour")
-    if still.refusedScripted > 0 { print("   scripted scans refused (a service's own scan running) and retried: \(still.refusedScripted)") }
-    if still.geoClueScanRefused { print("   GeoClue logged one of its own scans refused, after which it stops following ScanDone") }
+    if still.refusedScripted > 0 {
+        print("   scripted scans refused (a service's own scan running) and retried: \(still.refusedScripted)")
+    }
+    if still.geoClueScanRefused {
+        print("   GeoClue logged one of its own scans refused, after which it stops following ScanDone")
+    }
 
     // 2.
     let authority = try TestCertificateAuthority.make()
@@ -66,8 +84,9 @@ func run(_ options: BenchOptions) async throws {
     defer { rig.stop() }
     let runtime = mapsSwiftRuntime(try rig.pid) ? "the Swift runtime's shared libraries" : "the Swift runtime linked in"
     let fixes = try await measureFirstFixes(rig, server: server, authority: authority, trials: options.trials)
-    print("\n2. Start → first fix, exact client run as \(InstalledDaemon.user), wpa_supplicant holding a recent scan "
-        + "(read on starting; no wait for a scan of ours); the daemon with \(runtime)")
+    print(
+        "\n2. Start → first fix, exact client run as \(InstalledDaemon.user), wpa_supplicant holding a recent scan "
+            + "(read on starting; no wait for a scan of ours); the daemon with \(runtime)")
     print("   from the cache, polkit's answer reused:  \(summary(fixes.fromCache))   target ≤ 50 ms")
     print("   from the cache, polkit asked (new app):  \(summary(fixes.fromCacheAskingPolkit))")
     print("   from the loopback server:                \(summary(fixes.fromServer))")
@@ -80,10 +99,13 @@ func run(_ options: BenchOptions) async throws {
     print("\n3. Daemon memory (RSS / private), as installed")
     print("   network positioning off, idle:                  \(mib(stages.off.rss)) / \(mib(stages.off.privateKiB))")
     print("   on, idle (neither polkit nor libcurl loaded):   \(mib(stages.idle.rss)) / \(mib(stages.idle.privateKiB))")
-    print("   on, after one Start, nothing to look up\(stages.startGotFix ? " (it got a fix!)" : ""): "
-        + "\(mib(stages.afterStart.rss)) / \(mib(stages.afterStart.privateKiB))  (polkit asked: libpolkit-gobject and GLib loaded)")
-    print("   on, after \(fixes.starts) fixes (\(fixes.fromServer.count) lookups; libcurl loaded): "
-        + "\(mib(afterLookups.rss)) / \(mib(afterLookups.privateKiB))")
+    print(
+        "   on, after one Start, nothing to look up\(stages.startGotFix ? " (it got a fix!)" : ""): "
+            + "\(mib(stages.afterStart.rss)) / \(mib(stages.afterStart.privateKiB))  (polkit asked: libpolkit-gobject and GLib loaded)"
+    )
+    print(
+        "   on, after \(fixes.starts) fixes (\(fixes.fromServer.count) lookups; libcurl loaded): "
+            + "\(mib(afterLookups.rss)) / \(mib(afterLookups.privateKiB))")
 }
 
 /// The installed version of Debian package `name`, from dpkg's status file.

@@ -4,7 +4,9 @@ import Whereabouts
 
 /// A parsed command line.
 struct Command: Sendable {
-    enum Verb: Sendable { case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation }
+    enum Verb: Sendable {
+        case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation
+    }
 
     var verb: Verb
     var desktopId = "whereabouts-cli"
@@ -117,7 +119,9 @@ struct Command: Sendable {
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        let positional = command.coordinates != nil ? 2 : command.app != nil || command.switchTo != nil || command.file != nil ? 1 : 0
+        let positional =
+            command.coordinates != nil
+            ? 2 : command.app != nil || command.switchTo != nil || command.file != nil ? 1 : 0
         var remaining = arguments.dropFirst(1 + positional)
         while let option = remaining.popFirst() {
             func value() -> String {
@@ -143,7 +147,9 @@ struct Command: Sendable {
             case "--loop": command.loop = true
             case "--altitude":
                 let text = value()
-                guard let metres = Double(text), metres.isFinite else { fail("--altitude needs a number of metres, not '\(text)'") }
+                guard let metres = Double(text), metres.isFinite else {
+                    fail("--altitude needs a number of metres, not '\(text)'")
+                }
                 command.altitude = metres
             case "--radius": command.locationAccuracy = seconds(option, value(), allowZero: true)
             default: fail("unknown option '\(option)'")
@@ -208,7 +214,9 @@ struct Command: Sendable {
                     let path = file!
                     let name = String(path.split(separator: "/").last ?? Substring(path))
                     let track = readTrack(path)
-                    printError("whereabouts: replaying \(name) at \(speed)× speed\(loop ? ", looping" : ""); interrupt to stop\n")
+                    printError(
+                        "whereabouts: replaying \(name) at \(speed)× speed\(loop ? ", looping" : ""); interrupt to stop\n"
+                    )
                     let end = try await manager.simulate(track: track, name: name, speed: speed, loops: loop)
                     print("simulation \(end.rawValue)")
                 case .setLocation:
@@ -219,7 +227,8 @@ struct Command: Sendable {
                     try await manager.clearStaticLocation()
                 case .grants:
                     for grant in try await manager.grants(allUsers: allUsers) {
-                        print("\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")
+                        print(
+                            "\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")
                     }
                 case .revoke:
                     try await manager.revokeGrant(app: app!, uid: uid ?? getuid())
@@ -238,7 +247,8 @@ struct Command: Sendable {
                     let status =
                         checkOnly
                         ? try await manager.authorisationStatus()
-                        : try await manager.requestAuthorisation(always ? .always : .whenInUse, approximate: approximate)
+                        : try await manager.requestAuthorisation(
+                            always ? .always : .whenInUse, approximate: approximate)
                     print(status.rawValue)
                     exit(status == .authorisedAlways || status == .authorisedWhenInUse ? 0 : 4)
                 case .watch:

@@ -4,7 +4,8 @@ import Whereabouts
 enum Format {
     /// One human-readable line.
     static func line(_ position: Position) -> String {
-        var text = "\(fixed(position.latitude, 6)), \(fixed(position.longitude, 6)) ±\(fixed(position.horizontalAccuracy, 1)) m"
+        var text =
+            "\(fixed(position.latitude, 6)), \(fixed(position.longitude, 6)) ±\(fixed(position.horizontalAccuracy, 1)) m"
         if let altitude = position.altitude { text += "  alt \(fixed(altitude, 1)) m" }
         if let speed = position.speed { text += "  \(fixed(speed, 1)) m/s" }
         if let course = position.course { text += "  course \(fixed(course, 0))°" }
@@ -43,22 +44,28 @@ enum Format {
             text += "\(provider.running ? "running" : "idle"), started for level \(provider.level) and above\n"
             text += networkLines(provider)
         }
-        text += "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
+        text +=
+            "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
         return text
     }
 
     /// The network providers' lines: backend, why unavailable, what was sent and the last lookup.
     static func networkLines(_ provider: ServiceStatus.Provider) -> String {
         var text = ""
-        if let backend = provider.texts["backend"] { text += "  Wi-Fi scans: \(backend == "none" ? "none (no wpa_supplicant or NetworkManager)" : backend)\n" }
+        if let backend = provider.texts["backend"] {
+            text += "  Wi-Fi scans: \(backend == "none" ? "none (no wpa_supplicant or NetworkManager)" : backend)\n"
+        }
         if !provider.available, let reason = provider.texts["reason"] { text += "  unavailable: \(reason)\n" }
         if let requests = provider.counts["requests"] {
             text += "  sent: \(requests == 0 ? "nothing" : "\(requests) lookup\(requests == 1 ? "" : "s")")"
-            if let submissions = provider.counts["submissions"], submissions > 0 { text += ", \(submissions) contribution\(submissions == 1 ? "" : "s")" }
+            if let submissions = provider.counts["submissions"], submissions > 0 {
+                text += ", \(submissions) contribution\(submissions == 1 ? "" : "s")"
+            }
             text += "\n"
         }
         if let answers = provider.counts["cached-answers"], let learned = provider.counts["learned-places"] {
-            text += "  known on this machine: \(answers) cached answer\(answers == 1 ? "" : "s"), \(learned) learned place\(learned == 1 ? "" : "s")\n"
+            text +=
+                "  known on this machine: \(answers) cached answer\(answers == 1 ? "" : "s"), \(learned) learned place\(learned == 1 ? "" : "s")\n"
         }
         if let time = provider.times["last-lookup"], let outcome = provider.texts["last-outcome"] {
             text += "  last lookup: \(isoTime(Int64(time) * 1000)), \(outcome)"
@@ -99,6 +106,7 @@ enum Format {
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).\(ms)Z"
+        return
+            "\(year)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60)).\(ms)Z"
     }
 }

@@ -1,9 +1,9 @@
 import DBus
 import GPSD
 import GeoClueService
-import Polkit
 import Glibc
 import Loop
+import Polkit
 import WhereaboutsCore
 import WhereaboutsProviders
 import WhereaboutsStorage
@@ -49,7 +49,9 @@ enum Daemon {
         }
         let authorisation = configuration.authorisation
         if !authorisation.usesPolkit {
-            logger.notice("[authorisation] polkit=false: app entries, stored decisions and GeoClue agents decide which apps get location")
+            logger.notice(
+                "[authorisation] polkit=false: app entries, stored decisions and GeoClue agents decide which apps get location"
+            )
         }
         let grantFile = GrantFile(path: authorisation.grantsPath)
         Shutdown.flushBeforeExit { grantFile.flush() }
@@ -127,7 +129,8 @@ enum Daemon {
             providers.append(StaticProvider(path: configuration.staticSource.path, clock: clock, logger: logger))
         }
         if configuration.replay.enabled, let path = configuration.replay.path {
-            providers.append(ReplayProvider(path: path, speed: configuration.replay.speed, clock: clock, logger: logger))
+            providers.append(
+                ReplayProvider(path: path, speed: configuration.replay.speed, clock: clock, logger: logger))
         }
         if configuration.gpsd.enabled {
             providers.append(GPSDProvider(host: configuration.gpsd.host, port: configuration.gpsd.port, logger: logger))

@@ -47,7 +47,8 @@ enum NetworkPositioning {
                 submitter: submitter, clock: clock, logger: logger)
             logger.info(
                 "Wi-Fi positioning: unknown places are looked up at \(loggableURL(network.wifi.url))"
-                    + (submitter == nil ? "" : "; satellite fixes are contributed to \(loggableURL(network.wifi.submissionURL))"))
+                    + (submitter == nil
+                        ? "" : "; satellite fixes are contributed to \(loggableURL(network.wifi.submissionURL))"))
             providers.append(provider)
             wifi = provider
         }

@@ -41,7 +41,9 @@ struct Options: Sendable {
                 options.configPathGiven = true
             case "--timeout", "-t":
                 let text = value(for: name, inlineValue, &remaining)
-                guard let seconds = UInt32(text) else { fail("--timeout needs a whole number of seconds, not '\(text)'") }
+                guard let seconds = UInt32(text) else {
+                    fail("--timeout needs a whole number of seconds, not '\(text)'")
+                }
                 options.idleTimeout = seconds
             default:
                 fail("unknown option '\(argument)'")

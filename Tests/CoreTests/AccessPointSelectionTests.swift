@@ -89,9 +89,13 @@ struct AccessPointSelectionTests {
         let scan = (1...30).map { WiFiFixtures.accessPoint($0, -90 + $0 % 7 * 5) }
         let usable = selection.usable(scan)
         #expect(usable.count == 16)
-        #expect(zip(usable, usable.dropFirst()).allSatisfy { $0.signal > $1.signal || ($0.signal == $1.signal && $0.bssid < $1.bssid) })
+        #expect(
+            zip(usable, usable.dropFirst()).allSatisfy {
+                $0.signal > $1.signal || ($0.signal == $1.signal && $0.bssid < $1.bssid)
+            })
         let weakestKept = usable.last!.signal
-        #expect(scan.filter { $0.signal > weakestKept }.allSatisfy { kept in usable.contains { $0.bssid == kept.bssid } })
+        #expect(
+            scan.filter { $0.signal > weakestKept }.allSatisfy { kept in usable.contains { $0.bssid == kept.bssid } })
         #expect(AccessPointSelection(maximumSent: 3).usable(scan).map(\.signal) == [-60, -60, -60])
         #expect(AccessPointSelection(maximumSent: 0).usable(scan).isEmpty)
         #expect(AccessPointSelection(maximumSent: -1).usable(scan).isEmpty)
@@ -102,7 +106,10 @@ struct AccessPointSelectionTests {
         #expect(selection.queryable([WiFiFixtures.accessPoint(1, -50)]) == nil)
         #expect(selection.queryable([WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(1, -40)]) == nil)
         #expect(
-            selection.queryable([WiFiFixtures.accessPoint(1, -50), station("02:00:00:00:00:01"), station("00:1a:2b:00:00:09", ssid: "x_nomap")])
+            selection.queryable([
+                WiFiFixtures.accessPoint(1, -50), station("02:00:00:00:00:01"),
+                station("00:1a:2b:00:00:09", ssid: "x_nomap"),
+            ])
                 == nil)
         #expect(selection.queryable([WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(2, -40)])?.count == 2)
     }

@@ -58,7 +58,8 @@ struct AuthorisationRuleTests {
     }
 
     static func admit(
-        _ status: AuthorisationStatus, session: LoginSession, allowance: AccuracyLevel? = nil, cap: AccuracyLevel? = nil,
+        _ status: AuthorisationStatus, session: LoginSession, allowance: AccuracyLevel? = nil,
+        cap: AccuracyLevel? = nil,
         approximate: Bool = false, requested: AccuracyLevel = .exact
     ) -> Result<AccuracyLevel, Refusal> {
         AuthorisationRule.admission(
@@ -95,7 +96,8 @@ struct AuthorisationRuleTests {
         #expect(Self.admit(.authorisedAlways, session: .outside, cap: AccuracyLevel.none) == .failure(.disabledByAgent))
         #expect(Self.admit(.authorisedAlways, session: .active, cap: .street, approximate: true) == .success(.city))
         #expect(
-            AuthorisationRule.permittedLevel(requested: .exact, approximate: false, agentAllowance: .neighborhood, cap: .street)
+            AuthorisationRule.permittedLevel(
+                requested: .exact, approximate: false, agentAllowance: .neighborhood, cap: .street)
                 == .neighborhood)
     }
 }
@@ -134,7 +136,8 @@ struct GrantStoreTests {
 
     @Test func errorsNameFileAndLine() {
         do {
-            _ = try GrantStore.parse(GrantStore.header + "\n1000\tx\tmaybe\tprecise\n", file: "/var/lib/whereabouts/grants")
+            _ = try GrantStore.parse(
+                GrantStore.header + "\n1000\tx\tmaybe\tprecise\n", file: "/var/lib/whereabouts/grants")
             Issue.record("expected an error")
         } catch {
             #expect(error.description.hasPrefix("/var/lib/whereabouts/grants:2: "))

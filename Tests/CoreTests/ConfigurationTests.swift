@@ -277,7 +277,9 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.network.caFile == "/etc/ssl/private-ca.pem")
         #expect(configuration.network.wifi.url == "http://127.0.0.1:8080/v1/geolocate?key=abc")
         #expect(configuration.network.wifi.submissionNick == "")
-        #expect(try Configuration.parse("[wifi]\nsubmission-nick=Jane Doe\n", file: "n.conf").network.wifi.submissionNick == "Jane Doe")
+        #expect(
+            try Configuration.parse("[wifi]\nsubmission-nick=Jane Doe\n", file: "n.conf").network.wifi.submissionNick
+                == "Jane Doe")
         #expect(loggableURL("https://example.org/v1/geolocate?key=secret") == "https://example.org/v1/geolocate?…")
         #expect(loggableURL("https://api.beacondb.net/v1/geolocate") == "https://api.beacondb.net/v1/geolocate")
         #expect(configuration.network.ipLocateURL == "http://127.0.0.1:8080/v1/geolocate?key=abc")

@@ -13,7 +13,8 @@ struct ConfigurationTextSafetyTests {
         #expect(configuration.duplicateKeys.count == 1)
         #expect(duplicate.key == "polkit" && duplicate.group == "authorisation")
         #expect(duplicate.earlierLine == 2 && duplicate.line == 8)
-        #expect(duplicate.description.hasPrefix("whereabouts.conf:8: key 'polkit' in [authorisation]: "), "\(duplicate)")
+        #expect(
+            duplicate.description.hasPrefix("whereabouts.conf:8: key 'polkit' in [authorisation]: "), "\(duplicate)")
         #expect(duplicate.description.contains("line 2"), "\(duplicate)")
     }
 
@@ -36,7 +37,9 @@ struct ConfigurationTextSafetyTests {
 
     @Test func invalidUTF8IsRefusedAtItsLine() {
         let bytes = Array("[wifi]\nenable=true\n".utf8) + [0x23, 0x20, 0xC3, 0x28, 0x0A] + Array("[ip]\n".utf8)
-        let error = #expect(throws: ConfigurationError.self) { try Configuration.parse(bytes, file: "whereabouts.conf") }
+        let error = #expect(throws: ConfigurationError.self) {
+            try Configuration.parse(bytes, file: "whereabouts.conf")
+        }
         #expect(error?.description == "whereabouts.conf:3: the line is not valid UTF-8")
     }
 
@@ -66,7 +69,8 @@ struct GrantStoreLimitTests {
         #expect(store.set(.granted(.whenInUse, approximate: true), uid: Self.attacker, app: "app-0") == nil)
         #expect(store.set(nil, uid: Self.attacker, app: "app-1") == nil)
         #expect(store.set(.denied, uid: Self.attacker, app: "one-more") == nil)
-        #expect(store.set(.granted(.whenInUse, approximate: false), uid: Self.victim, app: "org.example.Weather") == nil)
+        #expect(
+            store.set(.granted(.whenInUse, approximate: false), uid: Self.victim, app: "org.example.Weather") == nil)
         #expect(store.decision(uid: Self.victim, app: "org.example.Maps") == .granted(.always, approximate: false))
     }
 
@@ -74,7 +78,9 @@ struct GrantStoreLimitTests {
         var store = GrantStore()
         var uid: UInt32 = 0
         while store.decisions.count < GrantStore.maximumDecisions {
-            for index in 0..<min(GrantStore.maximumDecisionsPerUser, GrantStore.maximumDecisions - store.decisions.count) {
+            for index
+                in 0..<min(GrantStore.maximumDecisionsPerUser, GrantStore.maximumDecisions - store.decisions.count)
+            {
                 store.set(.denied, uid: uid, app: "a\(index)")
             }
             uid += 1
@@ -85,7 +91,9 @@ struct GrantStoreLimitTests {
     @Test func theLongestStoreFitsTheReadersLimit() {
         // The longest line: the longest user id, a 255-byte desktop id, "when-in-use" and "approximate".
         let line = "\(UInt32.max)\t\(String(repeating: "x", count: 255))\twhen-in-use\tapproximate\n"
-        #expect(GrantStore.header.utf8.count + 1 + GrantStore.maximumDecisions * line.utf8.count <= GrantStore.maximumTextSize)
+        #expect(
+            GrantStore.header.utf8.count + 1 + GrantStore.maximumDecisions * line.utf8.count
+                <= GrantStore.maximumTextSize)
     }
 
     @Test func textSizeIsTheTextsLength() throws {
@@ -125,8 +133,10 @@ struct GrantStoreLimitTests {
         #expect(store.decision(uid: Self.victim, app: "org.example.Maps") == .granted(.always, approximate: false))
     }
 
-    @Test(arguments: ["", "tab\there", "line\nend", "carriage\rreturn", "nel\u{85}", "sep\u{2028}", "bell\u{7}",
-                      String(repeating: "x", count: 256)])
+    @Test(arguments: [
+        "", "tab\there", "line\nend", "carriage\rreturn", "nel\u{85}", "sep\u{2028}", "bell\u{7}",
+        String(repeating: "x", count: 256),
+    ])
     func aDesktopIdTheFileCannotHoldIsRefused(app: String) throws {
         var store = GrantStore()
         store.set(.granted(.always, approximate: false), uid: Self.victim, app: "org.example.Maps")

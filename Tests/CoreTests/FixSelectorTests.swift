@@ -55,7 +55,9 @@ private final class Fusion {
 
     /// The current fix's provider, and how far north of the origin it is, to the metre.
     var current: (provider: ProviderKind, north: Double)? {
-        selector.currentFix.map { ($0.provider, (($0.latitude - Fusion.origin.latitude) * Fusion.metresPerDegree).rounded()) }
+        selector.currentFix.map {
+            ($0.provider, (($0.latitude - Fusion.origin.latitude) * Fusion.metresPerDegree).rounded())
+        }
     }
 }
 
@@ -369,7 +371,8 @@ struct FixSelectorSequenceTests {
         // gpsd at 1 Hz driving north at 20 m/s with a 25 m figure (no lock), network fixes every few seconds.
         var reports: [Report] = []
         for second in 0..<10 {
-            reports.append(Report(advance: 1, provider: .gpsd, north: Double(second) * 20, accuracy: 25, age: 0.3, accepted: true))
+            reports.append(
+                Report(advance: 1, provider: .gpsd, north: Double(second) * 20, accuracy: 25, age: 0.3, accepted: true))
         }
         reports += [
             // Consistent with the car, but coarser: adds nothing.

@@ -72,10 +72,14 @@ struct IchnaeaAnswerTests {
     }
 
     @Test func aBodyThatIsNotJSONIsMalformed() {
-        #expect(reason(interpret(200, "")) == "the answer is not JSON: at byte 0: the text ends where a value was expected")
-        #expect(reason(interpret(200, "<html>portal login</html>"))?.hasPrefix("the answer is not JSON: at byte 0") == true)
+        #expect(
+            reason(interpret(200, "")) == "the answer is not JSON: at byte 0: the text ends where a value was expected")
+        #expect(
+            reason(interpret(200, "<html>portal login</html>"))?.hasPrefix("the answer is not JSON: at byte 0") == true)
         #expect(reason(interpret(200, #"{"location":{"lat":NaN,"lng":0},"accuracy":1}"#))?.contains("byte 19") == true)
-        #expect(reason(interpret(200, #"{"location":{"lat":1,"lng":0},"accuracy":1} trailing"#))?.contains("more follows") == true)
+        #expect(
+            reason(interpret(200, #"{"location":{"lat":1,"lng":0},"accuracy":1} trailing"#))?.contains("more follows")
+                == true)
     }
 
     @Test func notFoundIsNotFoundWhateverTheBody() {
@@ -95,9 +99,14 @@ struct IchnaeaAnswerTests {
         #expect(
             interpret(403, daily)
                 == .refused(status: 403, message: "dailyLimitExceeded: You have exceeded your daily limit."))
-        #expect(interpret(401, #"{"error":{"message":"Unauthorized"}}"#) == .refused(status: 401, message: "Unauthorized"))
-        #expect(interpret(400, #"{"error":{"errors":[{"reason":"parseError"}]}}"#) == .refused(status: 400, message: "parseError"))
-        #expect(interpret(400, #"{"error":{"errors":[{"reason":"same"}],"message":"same"}}"#) == .refused(status: 400, message: "same"))
+        #expect(
+            interpret(401, #"{"error":{"message":"Unauthorized"}}"#) == .refused(status: 401, message: "Unauthorized"))
+        #expect(
+            interpret(400, #"{"error":{"errors":[{"reason":"parseError"}]}}"#)
+                == .refused(status: 400, message: "parseError"))
+        #expect(
+            interpret(400, #"{"error":{"errors":[{"reason":"same"}],"message":"same"}}"#)
+                == .refused(status: 400, message: "same"))
         #expect(interpret(410, #"{"error":"gone for good"}"#) == .refused(status: 410, message: "gone for good"))
         #expect(interpret(418, "") == .refused(status: 418, message: ""))
         #expect(
@@ -121,11 +130,15 @@ struct IchnaeaAnswerTests {
 
     @Test func serverTroubleAndOtherStatuses() {
         #expect(interpret(500, "") == .serverTrouble(status: 500, message: ""))
-        #expect(interpret(503, #"{"error":{"message":"Service Unavailable"}}"#) == .serverTrouble(status: 503, message: "Service Unavailable"))
+        #expect(
+            interpret(503, #"{"error":{"message":"Service Unavailable"}}"#)
+                == .serverTrouble(status: 503, message: "Service Unavailable"))
         #expect(interpret(599, "x") == .serverTrouble(status: 599, message: "x"))
         #expect(interpret(429, "slow down") == .serverTrouble(status: 429, message: "slow down"))
         for status in [0, 100, 201, 204, 301, 302, 304, 600, -1] {
-            #expect(interpret(status, #"{"location":{"lat":1,"lng":2},"accuracy":3}"#) == .malformed("unexpected HTTP status \(status)"))
+            #expect(
+                interpret(status, #"{"location":{"lat":1,"lng":2},"accuracy":3}"#)
+                    == .malformed("unexpected HTTP status \(status)"))
         }
     }
 }

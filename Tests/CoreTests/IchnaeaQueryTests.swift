@@ -33,7 +33,8 @@ struct IchnaeaQueryTests {
             timestamp: WallTime(microseconds: 1_700_000_000_123_456), latitude: 48.137154, longitude: 11.576124,
             accuracy: 4.5, altitude: 519.25, speed: 1.5, heading: 270,
             accessPoints: [
-                WiFiFixtures.accessPoint(1, -48, ssid: Array("Café \"Ø\"".utf8), frequency: 5180, age: .milliseconds(1500)),
+                WiFiFixtures.accessPoint(
+                    1, -48, ssid: Array("Café \"Ø\"".utf8), frequency: 5180, age: .milliseconds(1500)),
                 WiFiFixtures.accessPoint(2, -71),
                 WiFiFixtures.accessPoint(3, -80, ssid: [0xff, 0xfe], frequency: 2412),
             ])
@@ -50,7 +51,10 @@ struct IchnaeaQueryTests {
         let sparse = SubmissionItem(
             timestamp: WiFiFixtures.wall(), latitude: -33.5, longitude: 151, accuracy: 20, altitude: .nan,
             speed: .infinity, heading: nil,
-            accessPoints: [WiFiFixtures.accessPoint(1, -50, age: .milliseconds(-2500)), WiFiFixtures.accessPoint(2, -60, frequency: 0)])
+            accessPoints: [
+                WiFiFixtures.accessPoint(1, -50, age: .milliseconds(-2500)),
+                WiFiFixtures.accessPoint(2, -60, frequency: 0),
+            ])
         let lonely = SubmissionItem(
             timestamp: WiFiFixtures.wall(), latitude: 1, longitude: 2, accuracy: 3,
             accessPoints: [WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(2, -60, ssid: [0xc0, 0x80])])
@@ -70,7 +74,8 @@ struct IchnaeaQueryTests {
         let item = SubmissionItem(
             timestamp: WiFiFixtures.wall(), latitude: 0, longitude: 0, accuracy: 1,
             accessPoints: [
-                WiFiFixtures.accessPoint(1, -50, ssid: Array("ok".utf8)), WiFiFixtures.accessPoint(2, -50, ssid: [0xed, 0xa0, 0x80]),
+                WiFiFixtures.accessPoint(1, -50, ssid: Array("ok".utf8)),
+                WiFiFixtures.accessPoint(2, -50, ssid: [0xed, 0xa0, 0x80]),
                 WiFiFixtures.accessPoint(3, -50, ssid: Array("日本".utf8)),
             ])
         #expect(item.submittableAccessPoints.map(\.bssid) == [WiFiFixtures.bssid(1), WiFiFixtures.bssid(3)])

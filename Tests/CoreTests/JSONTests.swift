@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 import WhereaboutsCore
 
 /// Parses `text` as UTF-8.
@@ -133,12 +133,16 @@ struct JSONParserTests {
                     == JSONError(offset: 2, problem: .invalidUTF8), "\(sequence)")
         }
         // Valid sequences of every length, at the edges of Table 3-7.
-        let valid: [[UInt8]] = [[0xC2, 0x80], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF]]
+        let valid: [[UInt8]] = [
+            [0xC2, 0x80], [0xE0, 0xA0, 0x80], [0xED, 0x9F, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF],
+        ]
         for sequence in valid {
             #expect(parseError([quote] + sequence + [quote]) == nil, "\(sequence)")
         }
         // Outside strings nothing but ASCII structure may stand: not even a byte order mark.
-        #expect(parseError([0xEF, 0xBB, 0xBF] + Array("{}".utf8)) == JSONError(offset: 0, problem: .unexpectedByte(0xEF, expected: "a value")))
+        #expect(
+            parseError([0xEF, 0xBB, 0xBF] + Array("{}".utf8))
+                == JSONError(offset: 0, problem: .unexpectedByte(0xEF, expected: "a value")))
     }
 
     @Test func refusesBadStructure() {
@@ -179,10 +183,13 @@ struct JSONParserTests {
         #expect(parseError("[]", maximumDepth: 0) == JSONError(offset: 0, problem: .tooDeep(limit: 0)))
         // A huge limit counts as the safe one.
         let hundredThousand = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
-        #expect(parseError(hundredThousand, maximumDepth: 1_000_000) == JSONError(offset: 512, problem: .tooDeep(limit: 512)))
+        #expect(
+            parseError(hundredThousand, maximumDepth: 1_000_000)
+                == JSONError(offset: 512, problem: .tooDeep(limit: 512)))
         let safest = String(repeating: "[", count: 512) + String(repeating: "]", count: 512)
         #expect(parseError(safest, maximumDepth: .max) == nil)
-        #expect(parseError(String(repeating: "[", count: 100_000)) == JSONError(offset: 32, problem: .tooDeep(limit: 32)))
+        #expect(
+            parseError(String(repeating: "[", count: 100_000)) == JSONError(offset: 32, problem: .tooDeep(limit: 32)))
     }
 
     @Test func errorsSayWhatAndWhere() {
@@ -204,7 +211,8 @@ struct JSONSerialiserTests {
     @Test func writesNumbersSoTheyReadBack() {
         let cases: [(Double, String)] = [
             (-60, "-60"), (0, "0"), (-0.0, "-0"), (1_700_000_000_000, "1700000000000"), (0.1, "0.1"),
-            (48.137154, "48.137154"), (1e-7, "1e-07"), (1.5e300, "1.5e+300"), (9_007_199_254_740_992, "9007199254740992"),
+            (48.137154, "48.137154"), (1e-7, "1e-07"), (1.5e300, "1.5e+300"),
+            (9_007_199_254_740_992, "9007199254740992"),
             (9_007_199_254_740_994, "9007199254740994"), (-9_223_372_036_854_774_784, "-9223372036854774784"),
             (1e300, "1e+300"), (-2.5, "-2.5"),
             (.nan, "null"), (.infinity, "null"), (-.infinity, "null"),

@@ -41,7 +41,10 @@ struct LookupBackoffTests {
     @Test func refusalsWaitAnHourAndAreLoggedOnceUntilASuccess() {
         var backoff = LookupBackoff()
         let first = backoff.failed(.refused, now: WiFiFixtures.monotonic(0))
-        #expect(first == LookupBackoff.BackoffStep(delay: .seconds(3600), retryAt: WiFiFixtures.monotonic(3600), shouldLog: true))
+        #expect(
+            first
+                == LookupBackoff.BackoffStep(
+                    delay: .seconds(3600), retryAt: WiFiFixtures.monotonic(3600), shouldLog: true))
         let second = backoff.failed(.refused, now: WiFiFixtures.monotonic(3600))
         #expect(second.delay == .seconds(3600) && !second.shouldLog)
         // A transient failure between refusals does not make the next refusal worth logging again.
@@ -61,16 +64,23 @@ struct LookupBackoffTests {
 
     @Test func outcomesAndExchangeFailuresMapOntoKinds() {
         var backoff = LookupBackoff()
-        #expect(backoff.record(.serverTrouble(status: 503, message: ""), now: WiFiFixtures.monotonic(0))?.delay == .seconds(10))
+        #expect(
+            backoff.record(.serverTrouble(status: 503, message: ""), now: WiFiFixtures.monotonic(0))?.delay
+                == .seconds(10))
         #expect(backoff.record(.malformed("portal"), now: WiFiFixtures.monotonic(10))?.delay == .seconds(20))
         #expect(backoff.record(HTTPFailure.timedOut("20 s"), now: WiFiFixtures.monotonic(30)).delay == .seconds(40))
         #expect(backoff.record(.notFound, now: WiFiFixtures.monotonic(70)) == nil)
         #expect(backoff.allowsAttempt(now: WiFiFixtures.monotonic(70)))
-        #expect(backoff.record(.refused(status: 403, message: "dailyLimitExceeded"), now: WiFiFixtures.monotonic(80))?.delay == .seconds(3600))
-        #expect(backoff.record(.position(latitude: 1, longitude: 2, accuracy: 3), now: WiFiFixtures.monotonic(4000)) == nil)
+        #expect(
+            backoff.record(.refused(status: 403, message: "dailyLimitExceeded"), now: WiFiFixtures.monotonic(80))?.delay
+                == .seconds(3600))
+        #expect(
+            backoff.record(.position(latitude: 1, longitude: 2, accuracy: 3), now: WiFiFixtures.monotonic(4000)) == nil)
         #expect(!backoff.refusalLogged)
 
-        let transient: [HTTPFailure] = [.unresolvable("x"), .unreachable("x"), .timedOut("x"), .tls("x"), .tooLarge(1), .other("x")]
+        let transient: [HTTPFailure] = [
+            .unresolvable("x"), .unreachable("x"), .timedOut("x"), .tls("x"), .tooLarge(1), .other("x"),
+        ]
         #expect(transient.allSatisfy { $0.failureKind == .transient })
         #expect(HTTPFailure.unavailable("no libcurl").failureKind == .refused)
         #expect(IchnaeaOutcome.notFound.failureKind == nil)

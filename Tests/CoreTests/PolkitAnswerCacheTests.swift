@@ -8,7 +8,8 @@ private func key(
     uid: UInt32 = 65534, session: PolkitSessionKey = .session(id: "/org/freedesktop/login1/session/c1", active: true),
     action: String = always, app: String = "org.example.Navigator"
 ) -> PolkitCheckKey {
-    PolkitCheckKey(uid: uid, session: session, action: action, details: ["app": app, "accuracy": "8", "grant": "always"])
+    PolkitCheckKey(
+        uid: uid, session: session, action: action, details: ["app": app, "accuracy": "8", "grant": "always"])
 }
 
 /// Sends the check for `key` and completes it with `answer`; fails the test when it was not sent.
@@ -241,10 +242,12 @@ struct WhenInUseCheckTests {
         #expect(!AuthorisationRule.needsWhenInUse(always: .yes, stored: nil, configuration: .askAgent))
         #expect(!AuthorisationRule.needsWhenInUse(always: .no, stored: nil, configuration: .disallowed))
         #expect(!AuthorisationRule.needsWhenInUse(always: .challenge, stored: nil, configuration: .allowed))
-        #expect(!AuthorisationRule.needsWhenInUse(
-            always: .challenge, stored: .granted(.always, approximate: false), configuration: .askAgent))
-        #expect(AuthorisationRule.needsWhenInUse(
-            always: .challenge, stored: .granted(.whenInUse, approximate: false), configuration: .askAgent))
+        #expect(
+            !AuthorisationRule.needsWhenInUse(
+                always: .challenge, stored: .granted(.always, approximate: false), configuration: .askAgent))
+        #expect(
+            AuthorisationRule.needsWhenInUse(
+                always: .challenge, stored: .granted(.whenInUse, approximate: false), configuration: .askAgent))
         #expect(AuthorisationRule.needsWhenInUse(always: .no, stored: nil, configuration: .askAgent))
         #expect(AuthorisationRule.needsWhenInUse(always: .challenge, stored: .denied, configuration: .askAgent))
     }
@@ -258,11 +261,15 @@ struct WhenInUseCheckTests {
         for always in answers {
             for decision in stored {
                 for configuration in [AppPermission.allowed, .disallowed, .askAgent] {
-                    guard !AuthorisationRule.needsWhenInUse(always: always, stored: decision, configuration: configuration)
+                    guard
+                        !AuthorisationRule.needsWhenInUse(
+                            always: always, stored: decision, configuration: configuration)
                     else { continue }
-                    let statuses = Set(answers.map {
-                        AuthorisationRule.status(always: always, whenInUse: $0, stored: decision, configuration: configuration)
-                    })
+                    let statuses = Set(
+                        answers.map {
+                            AuthorisationRule.status(
+                                always: always, whenInUse: $0, stored: decision, configuration: configuration)
+                        })
                     #expect(statuses.count == 1, "\(always) \(String(describing: decision)) \(configuration)")
                 }
             }

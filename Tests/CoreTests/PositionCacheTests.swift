@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 import WhereaboutsCore
 
 /// A day, in seconds.
@@ -33,7 +33,8 @@ private final class CacheUnderTest {
     func lookup(_ usable: [AccessPoint], now: WallTime) -> CachedPosition? { cache.lookup(usable, now: now) }
 
     @discardableResult
-    func store(latitude: Double, longitude: Double, accuracy: Double, for usable: [AccessPoint], now: WallTime) -> Bool {
+    func store(latitude: Double, longitude: Double, accuracy: Double, for usable: [AccessPoint], now: WallTime) -> Bool
+    {
         cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: now)
     }
 
@@ -52,7 +53,11 @@ struct PositionCacheLookupTests {
         #expect(cache.lookup(scan(1...8), now: WiFiFixtures.wall()) == nil)
         #expect(cache.store(latitude: 48.1, longitude: 11.5, accuracy: 35, for: scan(1...8), now: WiFiFixtures.wall()))
         let hit = try #require(cache.lookup(scan(1...8), now: WiFiFixtures.wall(60)))
-        #expect(hit == CachedPosition(latitude: 48.1, longitude: 11.5, accuracy: 35, origin: .network, stored: WiFiFixtures.wall(), similarity: 1))
+        #expect(
+            hit
+                == CachedPosition(
+                    latitude: 48.1, longitude: 11.5, accuracy: 35, origin: .network, stored: WiFiFixtures.wall(),
+                    similarity: 1))
     }
 
     @Test func aJitteredScanMissingOneAccessPointHits() throws {
@@ -117,7 +122,9 @@ struct PositionCacheLookupTests {
         let tie = CacheUnderTest()
         tie.store(latitude: 1, longitude: 1, accuracy: 50, for: scan(1...4), now: WiFiFixtures.wall())
         tie.learn(latitude: 2, longitude: 2, accuracy: 5, scan: scan(1...4), now: WiFiFixtures.wall(1))
-        #expect(try #require(tie.lookup(scan(1...4), now: WiFiFixtures.wall(2))) .latitude == 1, "50 m beats the learnt 100 m")
+        #expect(
+            try #require(tie.lookup(scan(1...4), now: WiFiFixtures.wall(2))).latitude == 1,
+            "50 m beats the learnt 100 m")
         tie.store(latitude: 3, longitude: 3, accuracy: 150, for: scan(11...14), now: WiFiFixtures.wall(3))
         tie.learn(latitude: 4, longitude: 4, accuracy: 30, scan: scan(11...14), now: WiFiFixtures.wall(4))
         #expect(try #require(tie.lookup(scan(11...14), now: WiFiFixtures.wall(5))).latitude == 4)
@@ -150,8 +157,14 @@ struct PositionCacheLookupTests {
         #expect(!cache.store(latitude: 0, longitude: 0, accuracy: 0, for: scan(1...3), now: now))
         #expect(!cache.store(latitude: 0, longitude: 0, accuracy: .infinity, for: scan(1...3), now: now))
         #expect(!cache.store(latitude: 0, longitude: 0, accuracy: 10, for: scan(1...1), now: now))
-        #expect(!cache.store(latitude: 0, longitude: 0, accuracy: 10, for: [WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(1, -40)], now: now))
-        #expect(!cache.store(latitude: 0, longitude: 0, accuracy: 10, for: [WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(2, 0)], now: now))
+        #expect(
+            !cache.store(
+                latitude: 0, longitude: 0, accuracy: 10,
+                for: [WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(1, -40)], now: now))
+        #expect(
+            !cache.store(
+                latitude: 0, longitude: 0, accuracy: 10,
+                for: [WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(2, 0)], now: now))
         #expect(cache.count == 0)
         let none = CacheUnderTest(capacity: 0)
         #expect(!none.store(latitude: 0, longitude: 0, accuracy: 10, for: scan(1...3), now: now))
@@ -176,7 +189,8 @@ struct PositionCacheLearningTests {
         #expect(!cache.learn(latitude: 1, longitude: 2, accuracy: 50, scan: scan(1...4), now: WiFiFixtures.wall()))
         #expect(!cache.learn(latitude: 1, longitude: 2, accuracy: .nan, scan: scan(1...4), now: WiFiFixtures.wall()))
         #expect(!cache.learn(latitude: 1, longitude: 2, accuracy: -1, scan: scan(1...4), now: WiFiFixtures.wall()))
-        #expect(!cache.learn(latitude: .infinity, longitude: 2, accuracy: 5, scan: scan(1...4), now: WiFiFixtures.wall()))
+        #expect(
+            !cache.learn(latitude: .infinity, longitude: 2, accuracy: 5, scan: scan(1...4), now: WiFiFixtures.wall()))
         #expect(!cache.learn(latitude: 1, longitude: 2, accuracy: 5, scan: scan(1...1), now: WiFiFixtures.wall()))
         #expect(cache.count == 0)
         #expect(cache.learn(latitude: 1, longitude: 2, accuracy: 49.9, scan: scan(1...4), now: WiFiFixtures.wall()))
@@ -196,16 +210,19 @@ struct PositionCacheLearningTests {
         let metre = 1 / 111_195.0
         cache.learn(latitude: 1, longitude: 2, accuracy: 5, scan: scan(1...6), now: WiFiFixtures.wall())
         // 20 m away, within 5 m + 30 m: the same place measured worse. The access points and time are refreshed.
-        cache.learn(latitude: 1 + 20 * metre, longitude: 2, accuracy: 30, scan: scan(1...5), now: WiFiFixtures.wall(100))
+        cache.learn(
+            latitude: 1 + 20 * metre, longitude: 2, accuracy: 30, scan: scan(1...5), now: WiFiFixtures.wall(100))
         #expect(cache.count == 1)
         #expect(cache.entries[0].latitude == 1 && cache.entries[0].accuracy == 5)
         #expect(cache.entries[0].stored == WiFiFixtures.wall(100) && cache.entries[0].accessPoints.count == 5)
         // 500 m away, with the same access points: another place (the walk went on, or they moved).
-        cache.learn(latitude: 1 + 500 * metre, longitude: 2, accuracy: 30, scan: scan(1...6), now: WiFiFixtures.wall(200))
+        cache.learn(
+            latitude: 1 + 500 * metre, longitude: 2, accuracy: 30, scan: scan(1...6), now: WiFiFixtures.wall(200))
         #expect(cache.count == 2)
         #expect(cache.entries.map(\.latitude) == [1, 1 + 500 * metre])
         // A more accurate fix at that place replaces its position; the first place stays as it was.
-        cache.learn(latitude: 1 + 501 * metre, longitude: 2, accuracy: 3, scan: scan(1...6), now: WiFiFixtures.wall(300))
+        cache.learn(
+            latitude: 1 + 501 * metre, longitude: 2, accuracy: 3, scan: scan(1...6), now: WiFiFixtures.wall(300))
         #expect(cache.entries.map(\.latitude) == [1, 1 + 501 * metre])
         #expect(cache.entries.map(\.accuracy) == [5, 3])
         // Of two places alike, the newer is found.
@@ -261,7 +278,9 @@ struct PositionCacheBoundsTests {
     @Test func theLeastRecentlyUsedEntryMakesRoom() {
         let cache = CacheUnderTest(capacity: 3)
         for place in 0..<3 {
-            cache.store(latitude: Double(place), longitude: 0, accuracy: 30, for: scan(place * 10 + 1...place * 10 + 4), now: WiFiFixtures.wall(Double(place)))
+            cache.store(
+                latitude: Double(place), longitude: 0, accuracy: 30, for: scan(place * 10 + 1...place * 10 + 4),
+                now: WiFiFixtures.wall(Double(place)))
         }
         // Place 0 is used, so place 1 is now the least recently used.
         #expect(cache.lookup(scan(1...4), now: WiFiFixtures.wall(10)) != nil)
@@ -278,7 +297,10 @@ struct PositionCacheBoundsTests {
         let cache = CacheUnderTest()
         #expect(cache.capacity == 2000)
         for place in 0..<2_100 {
-            cache.store(latitude: 0, longitude: 0, accuracy: 30, for: [WiFiFixtures.accessPoint(place * 2, -50), WiFiFixtures.accessPoint(place * 2 + 1, -60)], now: WiFiFixtures.wall(Double(place)))
+            cache.store(
+                latitude: 0, longitude: 0, accuracy: 30,
+                for: [WiFiFixtures.accessPoint(place * 2, -50), WiFiFixtures.accessPoint(place * 2 + 1, -60)],
+                now: WiFiFixtures.wall(Double(place)))
         }
         #expect(cache.count == 2_000)
         #expect(cache.entries.first?.stored == WiFiFixtures.wall(100))
@@ -290,8 +312,11 @@ struct PositionCacheFileTests {
     static func sample() -> PositionCache {
         var cache = PositionCache()
         cache.store(latitude: 48.137154, longitude: 11.576124, accuracy: 35, for: scan(1...4), now: WiFiFixtures.wall())
-        cache.learn(latitude: -33.868820, longitude: 151.209296, accuracy: 6.5, scan: scan(11...13), now: WiFiFixtures.wall(360))
-        cache.store(latitude: 0.1, longitude: -0.000001, accuracy: 1e-3, for: scan(21...22), now: WiFiFixtures.wall(720))
+        cache.learn(
+            latitude: -33.868820, longitude: 151.209296, accuracy: 6.5, scan: scan(11...13), now: WiFiFixtures.wall(360)
+        )
+        cache.store(
+            latitude: 0.1, longitude: -0.000001, accuracy: 1e-3, for: scan(21...22), now: WiFiFixtures.wall(720))
         _ = cache.lookup(scan(1...4), now: WiFiFixtures.wall(800))
         return cache
     }
@@ -317,7 +342,9 @@ struct PositionCacheFileTests {
         var small = try PositionCache.parse(cache.serialized(), now: WiFiFixtures.wall(900), capacity: 3)
         small.store(latitude: 5, longitude: 5, accuracy: 5, for: scan(31...33), now: WiFiFixtures.wall(901))
         #expect(small.entries.map(\.latitude) == [0.1, 48.137154, 5])
-        #expect(try PositionCache.parse(cache.serialized(), now: WiFiFixtures.wall(900), capacity: 1).entries.map(\.latitude) == [48.137154])
+        #expect(
+            try PositionCache.parse(cache.serialized(), now: WiFiFixtures.wall(900), capacity: 1).entries.map(
+                \.latitude) == [48.137154])
         #expect(try PositionCache.parse(PositionCache().serialized(), now: WiFiFixtures.wall()).count == 0)
         #expect(try PositionCache.parse("whereabouts-position-cache 1", now: WiFiFixtures.wall()).count == 0)
     }
@@ -329,11 +356,17 @@ struct PositionCacheFileTests {
             let latitude = Double(generator.next() % 180_000_001) / 1e6 - 90
             let longitude = Double(bitPattern: generator.next() >> 12 | 0x3FF0_0000_0000_0000) * 100 - 200
             let count = 2 + Int(generator.next() % 20)
-            let accessPoints = (0..<count).map { WiFiFixtures.accessPoint(index * 64 + $0, -10 - Int(generator.next() % 91)) }
+            let accessPoints = (0..<count).map {
+                WiFiFixtures.accessPoint(index * 64 + $0, -10 - Int(generator.next() % 91))
+            }
             if index % 3 == 0 {
-                cache.learn(latitude: latitude, longitude: longitude, accuracy: Double(generator.next() % 4999) / 100, scan: accessPoints, now: WiFiFixtures.wall(Double(index)))
+                cache.learn(
+                    latitude: latitude, longitude: longitude, accuracy: Double(generator.next() % 4999) / 100,
+                    scan: accessPoints, now: WiFiFixtures.wall(Double(index)))
             } else {
-                cache.store(latitude: latitude, longitude: longitude, accuracy: Double(generator.next() % 100_000) / 7 + 0.5, for: accessPoints, now: WiFiFixtures.wall(Double(index)))
+                cache.store(
+                    latitude: latitude, longitude: longitude, accuracy: Double(generator.next() % 100_000) / 7 + 0.5,
+                    for: accessPoints, now: WiFiFixtures.wall(Double(index)))
             }
         }
         #expect(cache.count == 200)
@@ -352,36 +385,111 @@ struct PositionCacheFileTests {
         let cases: [(String, PositionCacheFormatError.Problem)] = [
             ("network 1700000000000000 48.1 11.5 35\n", .accessPointCount(0)),
             ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45\n", .accessPointCount(1)),
-            ("network 1700000000000000 48.1 11.5 35 " + (1...33).map { "\(WiFiFixtures.bssid($0))=-50" }.joined(separator: " ") + "\n", .accessPointCount(33)),
+            (
+                "network 1700000000000000 48.1 11.5 35 "
+                    + (1...33).map { "\(WiFiFixtures.bssid($0))=-50" }.joined(separator: " ") + "\n",
+                .accessPointCount(33)
+            ),
             ("network 1700000000000000 48.1 11.5\n", .fieldCount(4)),
             ("\n", .emptyLine),
-            ("satellite 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .unknownOrigin("satellite")),
-            ("network -1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidTime("-1700000000000000")),
+            (
+                "satellite 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .unknownOrigin("satellite")
+            ),
+            (
+                "network -1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidTime("-1700000000000000")
+            ),
             ("network +17 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidTime("+17")),
-            ("network 99999999999999999999 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidTime("99999999999999999999")),
-            ("network 1700000000000000 90.5 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLatitude("90.5")),
-            ("network 1700000000000000 nan 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLatitude("nan")),
-            ("network 1700000000000000 0x1p3 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLatitude("0x1p3")),
-            ("network 1700000000000000 48.1 inf 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLongitude("inf")),
-            ("network 1700000000000000 48.1 -181 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLongitude("-181")),
-            ("network 1700000000000000 48.1 1e999 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidLongitude("1e999")),
-            ("network 1700000000000000 48.1 11.5 0 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccuracy("0")),
-            ("network 1700000000000000 48.1 11.5 3e7 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccuracy("3e7")),
-            ("learned 1700000000000000 48.1 11.5 50 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccuracy("50")),
-            ("learned 1700000000000000 48.1 11.5 -1 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccuracy("-1")),
-            ("network 1700000000000000 48.1 11.5 35 00:1A:2B:00:00:01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1A:2B:00:00:01=-45")),
-            ("network 1700000000000000 48.1 11.5 35 00-1a-2b-00-00-01=-45 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00-1a-2b-00-00-01=-45")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:0g=-45 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1a:2b:00:00:0g=-45")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-101 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1a:2b:00:00:01=-101")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=0 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1a:2b:00:00:01=0")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1a:2b:00:00:01")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45=-4 00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("00:1a:2b:00:00:01=-45=-4")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45  00:1a:2b:00:00:02=-50\n", .invalidAccessPoint("")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:01=-50\n", .duplicateAccessPoint("00:1a:2b:00:00:01")),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\r\n", .invalidAccessPoint("00:1a:2b:00:00:02=-50\r")),
+            (
+                "network 99999999999999999999 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidTime("99999999999999999999")
+            ),
+            (
+                "network 1700000000000000 90.5 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLatitude("90.5")
+            ),
+            (
+                "network 1700000000000000 nan 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLatitude("nan")
+            ),
+            (
+                "network 1700000000000000 0x1p3 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLatitude("0x1p3")
+            ),
+            (
+                "network 1700000000000000 48.1 inf 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLongitude("inf")
+            ),
+            (
+                "network 1700000000000000 48.1 -181 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLongitude("-181")
+            ),
+            (
+                "network 1700000000000000 48.1 1e999 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidLongitude("1e999")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 0 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccuracy("0")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 3e7 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccuracy("3e7")
+            ),
+            (
+                "learned 1700000000000000 48.1 11.5 50 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccuracy("50")
+            ),
+            (
+                "learned 1700000000000000 48.1 11.5 -1 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccuracy("-1")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1A:2B:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1A:2B:00:00:01=-45")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00-1a-2b-00-00-01=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00-1a-2b-00-00-01=-45")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:0g=-45 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1a:2b:00:00:0g=-45")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-101 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1a:2b:00:00:01=-101")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=0 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1a:2b:00:00:01=0")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1a:2b:00:00:01")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45=-4 00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("00:1a:2b:00:00:01=-45=-4")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45  00:1a:2b:00:00:02=-50\n",
+                .invalidAccessPoint("")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:01=-50\n",
+                .duplicateAccessPoint("00:1a:2b:00:00:01")
+            ),
+            (
+                "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\r\n",
+                .invalidAccessPoint("00:1a:2b:00:00:02=-50\r")
+            ),
         ]
         for (line, problem) in cases {
-            #expect(formatError(header + good + good + line + good) == PositionCacheFormatError(line: 4, problem: problem), "\(line)")
+            #expect(
+                formatError(header + good + good + line + good) == PositionCacheFormatError(line: 4, problem: problem),
+                "\(line)")
         }
         #expect(formatError(header + good + good + good) == nil)
     }
@@ -390,10 +498,16 @@ struct PositionCacheFileTests {
         let good = "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n"
         #expect(formatError("") == PositionCacheFormatError(line: 1, problem: .missingHeader))
         #expect(formatError(good) == PositionCacheFormatError(line: 1, problem: .missingHeader))
-        #expect(formatError("whereabouts-position-cache\n") == PositionCacheFormatError(line: 1, problem: .missingHeader))
-        #expect(formatError("whereabouts-position-cache 2\n" + good) == PositionCacheFormatError(line: 1, problem: .unsupportedVersion("2")))
-        #expect(formatError("whereabouts-position-cache  1\n") == PositionCacheFormatError(line: 1, problem: .missingHeader))
-        #expect(formatError("whereabouts-position-cache 1\n\n") == PositionCacheFormatError(line: 2, problem: .emptyLine))
+        #expect(
+            formatError("whereabouts-position-cache\n") == PositionCacheFormatError(line: 1, problem: .missingHeader))
+        #expect(
+            formatError("whereabouts-position-cache 2\n" + good)
+                == PositionCacheFormatError(line: 1, problem: .unsupportedVersion("2")))
+        #expect(
+            formatError("whereabouts-position-cache  1\n") == PositionCacheFormatError(line: 1, problem: .missingHeader)
+        )
+        #expect(
+            formatError("whereabouts-position-cache 1\n\n") == PositionCacheFormatError(line: 2, problem: .emptyLine))
         #expect(formatError("\u{0}\u{ff}garbage") == PositionCacheFormatError(line: 1, problem: .missingHeader))
     }
 
@@ -401,6 +515,8 @@ struct PositionCacheFileTests {
         let error = PositionCacheFormatError(line: 7, problem: .invalidLatitude("91"))
         #expect(error.description == "line 7: latitude '91' is not a number in -90...90")
         let long = PositionCacheFormatError(line: 2, problem: .unknownOrigin(String(repeating: "x", count: 100)))
-        #expect(long.description == "line 2: origin '\(String(repeating: "x", count: 40))…' is neither 'network' nor 'learned'")
+        #expect(
+            long.description
+                == "line 2: origin '\(String(repeating: "x", count: 40))…' is neither 'network' nor 'learned'")
     }
 }

@@ -1,5 +1,5 @@
-import Testing
 import TestSupport
+import Testing
 import WhereaboutsCore
 
 /// A position answer, for recording lookups.

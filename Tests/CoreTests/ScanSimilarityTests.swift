@@ -15,7 +15,9 @@ private func compare(_ first: [Int: Int], _ second: [Int: Int]) -> ScanSimilarit
 struct ScanSimilarityTests {
     @Test func identicalScansAreFullySimilar() {
         let scan = [1: -50, 2: -60, 3: -70, 4: -90]
-        #expect(compare(scan, scan) == ScanSimilarity(sightings(scan), sightings(scan), anchorSignal: -80, minimumAnchors: 3))
+        #expect(
+            compare(scan, scan)
+                == ScanSimilarity(sightings(scan), sightings(scan), anchorSignal: -80, minimumAnchors: 3))
         #expect(compare(scan, scan).similarity == 1)
         #expect(compare(scan, scan).shared == 3 && compare(scan, scan).compared == 3)
     }
@@ -46,7 +48,11 @@ struct ScanSimilarityTests {
     }
 
     @Test func repeatedAddressesCountOnceAtTheirStrongest() {
-        let first = sightings([1: -50, 2: -60]) + [AccessPointSighting(bssid: WiFiFixtures.bssid(3), signal: -95), AccessPointSighting(bssid: WiFiFixtures.bssid(3), signal: -60)]
+        let first =
+            sightings([1: -50, 2: -60]) + [
+                AccessPointSighting(bssid: WiFiFixtures.bssid(3), signal: -95),
+                AccessPointSighting(bssid: WiFiFixtures.bssid(3), signal: -60),
+            ]
         let result = ScanSimilarity(first, sightings([1: -50, 2: -60, 3: -90]), anchorSignal: -80, minimumAnchors: 3)
         #expect(result.compared == 3 && result.similarity == 1)
         #expect(ScanSimilarity([], [], anchorSignal: -80, minimumAnchors: 3).similarity == 0)

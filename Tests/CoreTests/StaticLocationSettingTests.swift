@@ -19,7 +19,8 @@ struct StaticLocationSettingTests {
     ])
     func valuesOutOfRangeAreRefusedByName(values: [Double], problem: StaticLocationError.Problem) {
         #expect(throws: problem) {
-            _ = try StaticLocation(checkingLatitude: values[0], longitude: values[1], altitude: values[2], accuracy: values[3])
+            _ = try StaticLocation(
+                checkingLatitude: values[0], longitude: values[1], altitude: values[2], accuracy: values[3])
         }
     }
 }

@@ -5,7 +5,9 @@ import WhereaboutsCore
 enum WiFiFixtures {
     /// A universally administered unicast address, `00:1a:2b:` followed by `number` in the low 24 bits.
     static func bssid(_ number: Int) -> BSSID {
-        BSSID(octets: [0x00, 0x1a, 0x2b, UInt8((number >> 16) & 0xff), UInt8((number >> 8) & 0xff), UInt8(number & 0xff)])!
+        BSSID(octets: [
+            0x00, 0x1a, 0x2b, UInt8((number >> 16) & 0xff), UInt8((number >> 8) & 0xff), UInt8(number & 0xff),
+        ])!
     }
 
     /// The access point `number` heard at `signal` dBm, its network named `net<number>` unless told otherwise.

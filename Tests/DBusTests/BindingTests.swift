@@ -1,8 +1,8 @@
 import DBus
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// A test object exercising the binding: echo, deferred replies, properties, signals, access control.
 @BusActor
@@ -16,7 +16,8 @@ final class EchoObject: ExportedObject {
         "io.github.whereabouts1.test.Echo",
         methods: [
             MethodDescription("Echo", inputs: [Argument("value", "v")], outputs: [Argument("value", "v")]),
-            MethodDescription("Add", inputs: [Argument("a", "i"), Argument("b", "i")], outputs: [Argument("sum", "i")]),
+            MethodDescription(
+                "Add", inputs: [Argument("a", "i"), Argument("b", "i")], outputs: [Argument("sum", "i")]),
             MethodDescription("Park"),
             MethodDescription("ReleaseParked"),
             MethodDescription("Fail"),
@@ -76,7 +77,9 @@ struct Pair {
         _ = try await server.requestName(echoName)
     }
 
-    func call(_ member: String, _ arguments: [DBusValue] = [], interface: String = echoName, path: ObjectPath = echoPath)
+    func call(
+        _ member: String, _ arguments: [DBusValue] = [], interface: String = echoName, path: ObjectPath = echoPath
+    )
         async throws(DBusError) -> [DBusValue]
     {
         try await client.call(
@@ -140,16 +143,22 @@ struct BindingTests {
         }
 
         let properties = "org.freedesktop.DBus.Properties"
-        #expect(try await pair.call("Get", [.string(echoName), .string("Label")], interface: properties) == [.variant(.string("hello"))])
-        _ = try await pair.call("Set", [.string(echoName), .string("Label"), .variant(.string("world"))], interface: properties)
+        #expect(
+            try await pair.call("Get", [.string(echoName), .string("Label")], interface: properties) == [
+                .variant(.string("hello"))
+            ])
+        _ = try await pair.call(
+            "Set", [.string(echoName), .string("Label"), .variant(.string("world"))], interface: properties)
         #expect(pair.object.label == "world")
         let all = try await pair.call("GetAll", [.string(echoName)], interface: properties)
         #expect(all.first?.stringKeyedEntries == ["Label": .string("world"), "Counter": .uint32(7)])
         await expectError(DBusError.Name.invalidArgs) {
-            _ = try await pair.call("Set", [.string(echoName), .string("Counter"), .variant(.uint32(1))], interface: properties)
+            _ = try await pair.call(
+                "Set", [.string(echoName), .string("Counter"), .variant(.uint32(1))], interface: properties)
         }
         await expectError(DBusError.Name.invalidArgs) {
-            _ = try await pair.call("Set", [.string(echoName), .string("Label"), .variant(.uint32(1))], interface: properties)
+            _ = try await pair.call(
+                "Set", [.string(echoName), .string("Label"), .variant(.uint32(1))], interface: properties)
         }
         await expectError(DBusError.Name.invalidArgs) {
             _ = try await pair.call("Get", [.string(echoName), .string("NoSuchProp")], interface: properties)
@@ -162,7 +171,8 @@ struct BindingTests {
         pair.object.deniedSender = pair.client.uniqueName
         await expectError(DBusError.Name.accessDenied) { _ = try await pair.call("Add", [.int32(1), .int32(2)]) }
         await expectError(DBusError.Name.accessDenied) {
-            _ = try await pair.call("Get", [.string(echoName), .string("Label")], interface: "org.freedesktop.DBus.Properties")
+            _ = try await pair.call(
+                "Get", [.string(echoName), .string("Label")], interface: "org.freedesktop.DBus.Properties")
         }
         await expectError(DBusError.Name.accessDenied) {
             _ = try await pair.call("GetAll", [.string(echoName)], interface: "org.freedesktop.DBus.Properties")
@@ -238,16 +248,22 @@ struct BindingTests {
             return reply.first?.string ?? ""
         }
         #expect(try await pair.call("Add", [.int32(2), .int32(3)], path: base.appending("2")) == [.int32(5)])
-        await expectError(DBusError.Name.unknownMethod) { _ = try await pair.call("Add", [.int32(1), .int32(1)], path: base.appending("3")) }
+        await expectError(DBusError.Name.unknownMethod) {
+            _ = try await pair.call("Add", [.int32(1), .int32(1)], path: base.appending("3"))
+        }
         let listed = try await introspect(pair.client, base)
         #expect(listed.contains("<node name=\"1\"/>") && listed.contains("<node name=\"2\"/>"), "\(listed)")
         #expect(try await introspect(pair.client, base.appending("1")).contains(echoName))
-        #expect(try await introspect(pair.client, ObjectPath("/io/github/whereabouts1/test")!).contains("<node name=\"Set\"/>"))
+        #expect(
+            try await introspect(pair.client, ObjectPath("/io/github/whereabouts1/test")!).contains(
+                "<node name=\"Set\"/>"))
         let hidden = try await introspect(stranger, ObjectPath("/io/github/whereabouts1/test")!)
         let hiddenObject = try await introspect(stranger, base.appending("1"))
         #expect(!hidden.contains("Set") && !hiddenObject.contains(echoName))
         pair.server.unexportSubtree(at: base)
-        await expectError(DBusError.Name.unknownMethod) { _ = try await pair.call("Add", [.int32(2), .int32(3)], path: base.appending("2")) }
+        await expectError(DBusError.Name.unknownMethod) {
+            _ = try await pair.call("Add", [.int32(2), .int32(3)], path: base.appending("2"))
+        }
         let after = try await introspect(pair.client, ObjectPath("/io/github/whereabouts1/test")!)
         #expect(!after.contains("Set"))
     }
@@ -271,13 +287,21 @@ struct BindingTests {
         defer { bystander.close() }
         var received: [UInt32] = []
         var overheard: [UInt32] = []
-        _ = try await pair.client.subscribe(SignalMatch(interface: echoName, member: "Tick")) { received.append($0.arguments()[0].uint32!) }
-        _ = try await bystander.subscribe(SignalMatch(interface: echoName)) { overheard.append($0.arguments()[0].uint32!) }
-        pair.server.emitSignal(path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(1)], destination: pair.client.uniqueName)
+        _ = try await pair.client.subscribe(SignalMatch(interface: echoName, member: "Tick")) {
+            received.append($0.arguments()[0].uint32!)
+        }
+        _ = try await bystander.subscribe(SignalMatch(interface: echoName)) {
+            overheard.append($0.arguments()[0].uint32!)
+        }
+        pair.server.emitSignal(
+            path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(1)],
+            destination: pair.client.uniqueName)
         pair.server.emitSignal(path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(2)])
         // A round trip through the server orders the signals before the reply.
         _ = try await pair.call("Add", [.int32(0), .int32(0)])
-        _ = try await bystander.call(destination: echoName, path: echoPath, interface: echoName, member: "Add", arguments: [.int32(0), .int32(0)])
+        _ = try await bystander.call(
+            destination: echoName, path: echoPath, interface: echoName, member: "Add",
+            arguments: [.int32(0), .int32(0)])
         #expect(received == [1, 2])
         #expect(overheard == [2])
     }
@@ -289,7 +313,9 @@ struct BindingTests {
         let name = transient.uniqueName
         var vanished: [String] = []
         _ = try await pair.server.subscribe(
-            SignalMatch(sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", stringArguments: [2: ""])
+            SignalMatch(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
+                stringArguments: [2: ""])
         ) { vanished.append($0.arguments()[0].string!) }
         let credentials = try await pair.server.credentials(of: name)
         #expect(credentials.uid == getuid())
@@ -315,7 +341,9 @@ struct BindingTests {
         #expect(ran && owned == .primaryOwner)
         // The match went to the bus before RequestName, so once RequestName is answered a signal reaches it.
         pair.server.emitSignal(path: echoPath, interface: echoName, member: "Tick", arguments: [.uint32(5)])
-        _ = try await listener.call(destination: echoName, path: echoPath, interface: echoName, member: "Add", arguments: [.int32(0), .int32(0)])
+        _ = try await listener.call(
+            destination: echoName, path: echoPath, interface: echoName, member: "Add",
+            arguments: [.int32(0), .int32(0)])
         #expect(received == [5])
         listener.unsubscribe(subscription)
     }
@@ -326,7 +354,8 @@ struct BindingTests {
         var ran = false
         await expectError("org.freedesktop.DBus.Error.MatchRuleInvalid") {
             _ = try await pair.client.subscribe(
-                SignalMatch(interface: "not an interface"), handler: { _ in Issue.record("a refused match delivered a signal") },
+                SignalMatch(interface: "not an interface"),
+                handler: { _ in Issue.record("a refused match delivered a signal") },
                 whileRunning: { () async throws(DBusError) in ran = true })
         }
         #expect(ran)

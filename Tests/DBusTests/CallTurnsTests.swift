@@ -1,4 +1,5 @@
 import Testing
+
 @testable import DBus
 
 @Suite("Method calls served one caller at a time in turn")

@@ -17,7 +17,9 @@ struct DecodingLimitsTests {
     /// open and close descriptors all the time; none opens this pipe.
     static func descriptors(on link: String) -> Int {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == link }.count
+        return names.filter {
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == link
+        }.count
     }
 
     @Test func aBodyWithinTheLimitDecodesWhole() throws {

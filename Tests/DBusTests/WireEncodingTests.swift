@@ -1,5 +1,6 @@
 import CDBus
 import Testing
+
 @testable import DBus
 
 /// Signals written in the wire format against the same signals built through libdbus's message API.
@@ -40,7 +41,10 @@ struct WireEncodingTests {
         samples.map { [$0] } + [
             [],
             // Every alignment after every other, so padding is checked between arguments as well as inside.
-            [.byte(1), .int64(-2), .uint16(3), .double(4.5), .boolean(true), .string("x"), .byte(7), .structure([.byte(1)])],
+            [
+                .byte(1), .int64(-2), .uint16(3), .double(4.5), .boolean(true), .string("x"), .byte(7),
+                .structure([.byte(1)]),
+            ],
             [.array(element: "(yt)", [.structure([.byte(9), .uint64(10)])]), .byte(2), .array(element: "t", [])],
             [.string(interfaceName), .vardict(["Location": .variant(.objectPath(ObjectPath("/a/b")!))]), .strings([])],
             [.objectPath(ObjectPath("/org/freedesktop/GeoClue2/Client/1/Location/0")!), .objectPath(.root)],
@@ -52,7 +56,8 @@ struct WireEncodingTests {
         let path = ObjectPath("/org/example/Object_1")!
         for destination in [nil, ":1.42", "org.example.Name"] {
             let written = try Message.signal(
-                path: path, interface: "org.example.Test", member: "Ping", arguments: arguments, destination: destination)
+                path: path, interface: "org.example.Test", member: "Ping", arguments: arguments,
+                destination: destination)
             #expect(dbus_message_get_serial(written.raw) == 0, "the connection must number it")
             #expect(written.arguments() == arguments)
             let built = try Self.throughLibdbus(path, arguments, destination: destination)

@@ -77,10 +77,13 @@ struct GPSDPollTests {
     }
 
     @Test func anAnswerWithoutAUsableFixGivesNone() {
-        #expect(parsePoll(#"{"class":"POLL","time":"2026-11-30T17:15:04.164Z","active":0,"tpv":[],"gst":[],"sky":[]}"#).result == 0)
+        #expect(
+            parsePoll(#"{"class":"POLL","time":"2026-11-30T17:15:04.164Z","active":0,"tpv":[],"gst":[],"sky":[]}"#)
+                .result == 0)
         #expect(parsePoll(poll(tpv: #""mode":1,"time":"2026-11-30T17:14:55.000Z","lat":1,"lon":2"#)).result == 0)
         #expect(parsePoll(poll(tpv: #""mode":3,"lat":1,"lon":2"#)).result == 0, "no time")
-        #expect(parsePoll(poll(tpv: #""mode":3,"time":"2026-11-30T17:14:55.000Z","lat":1"#)).result == 0, "no longitude")
+        #expect(
+            parsePoll(poll(tpv: #""mode":3,"time":"2026-11-30T17:14:55.000Z","lat":1"#)).result == 0, "no longitude")
         #expect(parsePoll(poll(tpv: #""time":"2026-11-30T17:14:55.000Z","lat":1,"lon":2"#)).result == 0, "no mode")
         #expect(parsePoll(poll(tpv: #""device":"/dev/ttyS0","mode":0"#)).result == 0)
     }
@@ -113,8 +116,9 @@ struct GPSDPollTests {
 
     @Test func noSkyOfTheSameDeviceLeavesTheDOPUnknown() {
         let (result, raw) = parsePoll(
-            poll(tpv: #""device":"/dev/a","mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2"#,
-                 sky: #"{"class":"SKY","device":"/dev/b","hdop":1.5}"#))
+            poll(
+                tpv: #""device":"/dev/a","mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2"#,
+                sky: #"{"class":"SKY","device":"/dev/b","hdop":1.5}"#))
         #expect(result == 1 && raw.hdop.isNaN && raw.vdop.isNaN)
     }
 
@@ -129,7 +133,9 @@ struct GPSDPollTests {
 
     @Test func unknownMembersOfAnyShapeArePassedOver() {
         let text = poll(
-            tpv: #""mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2,"status":2,"x":[null,true,false,"\u00e9\n",{"y":[[]]}],"ecefx":-1.2E+3"#)
+            tpv:
+                #""mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2,"status":2,"x":[null,true,false,"\u00e9\n",{"y":[[]]}],"ecefx":-1.2E+3"#
+        )
         #expect(parsePoll(text).result == 1)
     }
 
@@ -197,7 +203,8 @@ struct GPSDPollTests {
         #"{"class":"POLL","tpv":[],"x":"\ud800\u0041"}"#, "{\"class\":\"POLL\",\"tpv\":[],\"x\":\"a\tb\"}",
         "{\"class\":\"POLL\",\"tpv\":[],\"x\":\"a\u{0}b\"}", "\u{FEFF}{\"class\":\"POLL\",\"tpv\":[]}",
         // Numbers JSON does not have, or that are not finite.
-        #"{"class":"POLL","tpv":[],"x":01}"#, #"{"class":"POLL","tpv":[],"x":1.}"#, #"{"class":"POLL","tpv":[],"x":.5}"#,
+        #"{"class":"POLL","tpv":[],"x":01}"#, #"{"class":"POLL","tpv":[],"x":1.}"#,
+        #"{"class":"POLL","tpv":[],"x":.5}"#,
         #"{"class":"POLL","tpv":[],"x":+1}"#, #"{"class":"POLL","tpv":[],"x":-}"#, #"{"class":"POLL","tpv":[],"x":1e}"#,
         #"{"class":"POLL","tpv":[],"x":NaN}"#, #"{"class":"POLL","tpv":[],"x":Infinity}"#,
         #"{"class":"POLL","tpv":[],"x":1e999}"#, #"{"class":"POLL","tpv":[],"x":0x10}"#,
@@ -237,8 +244,9 @@ struct GPSDPollTests {
 
     @Test func nestingIsLimited() {
         func nested(_ depth: Int) -> String {
-            poll(tpv: #""mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2,"x":"#
-                + String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
+            poll(
+                tpv: #""mode":2,"time":"2026-11-30T17:14:55Z","lat":1,"lon":2,"x":"#
+                    + String(repeating: "[", count: depth) + String(repeating: "]", count: depth))
         }
         // The POLL object, its tpv list and the TPV object are three levels.
         #expect(parsePoll(nested(13)).result == 1)

@@ -9,7 +9,8 @@ struct ReportFramingTests {
     /// Inputs on which libgps 3.22's unpacking never returns: malformed, and valid JSON with an unknown member.
     static let libgpsLoop = #"{:"class":"SKY""#
     static let libgpsLoopOnValidJSON = #"{"class":"DEVICES","devicesy":[{"class":"DEVICE","path":"/dev/pts/1"}]}"#
-    static let tpv = #"{"class":"TPV","device":"/dev/pts/1","mode":2,"time":"2026-11-30T17:14:55.000Z","lat":46.5,"lon":7.25}"#
+    static let tpv =
+        #"{"class":"TPV","device":"/dev/pts/1","mode":2,"time":"2026-11-30T17:14:55.000Z","lat":46.5,"lon":7.25}"#
 
     /// `wb_parse_report` on `text` with `dop`, and the fix it gave.
     static func parse(_ text: String, _ dop: inout wb_gps_dop) -> (result: Int32, fix: wb_gps_fix) {
@@ -39,9 +40,10 @@ struct ReportFramingTests {
 
     @Test func reportsThatHangLibgpsAreRefused() {
         var dop = wb_gps_dop(hdop: .nan, vdop: .nan)
-        for input in [Self.libgpsLoop, Self.libgpsLoopOnValidJSON, "", "{", #"{"class":"TPV","mode":2,}"#,
-                      #"{"class":"TPV","mode":2,"mode":3}"#, String(repeating: "[", count: 100)]
-        {
+        for input in [
+            Self.libgpsLoop, Self.libgpsLoopOnValidJSON, "", "{", #"{"class":"TPV","mode":2,}"#,
+            #"{"class":"TPV","mode":2,"mode":3}"#, String(repeating: "[", count: 100),
+        ] {
             #expect(Self.parse(input, &dop).result == -1, "\(input)")
         }
     }
@@ -70,7 +72,8 @@ struct ReportFramingTests {
         defer { wb_gps_close(gps) }
         let peer = accept(server.fd, nil, nil)
         try #require(peer >= 0)
-        let stream = Self.libgpsLoop + "\r\n" + Self.libgpsLoopOnValidJSON + "\n" + String(repeating: "x", count: 40_000)
+        let stream =
+            Self.libgpsLoop + "\r\n" + Self.libgpsLoopOnValidJSON + "\n" + String(repeating: "x", count: 40_000)
             + "\n" + Self.tpv + "\r\n"
         var bytes = Array(stream.utf8)
         #expect(send(peer, &bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count)

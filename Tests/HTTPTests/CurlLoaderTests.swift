@@ -1,8 +1,9 @@
 import Foundation
-@testable import HTTP
 import TestSupport
 import Testing
 import WhereaboutsCore
+
+@testable import HTTP
 
 /// The HTTP module loads libcurl with dlopen at the first request and declares what it calls itself; these tests
 /// hold those declarations to the installed header and check when the library is loaded.
@@ -97,7 +98,8 @@ struct CurlLoaderTests {
         #expect(lines.filter { $0.hasPrefix("use lib") }.allSatisfy { $0.hasSuffix(": true") }, "\(lines)")
         #expect(
             lines.contains {
-                $0.hasPrefix("libcurl-not-installed.so.4: failure(no HTTP library: libcurl-not-installed.so.4: cannot open")
+                $0.hasPrefix(
+                    "libcurl-not-installed.so.4: failure(no HTTP library: libcurl-not-installed.so.4: cannot open")
                     && $0.hasSuffix("loaded: false")
             }, "\(lines)")
         #expect(
@@ -133,7 +135,8 @@ struct CurlLoaderTests {
                 print("threads: \(before) \(alive) \(after)")
             })
         let report = String(decoding: child.standardOutputContent, as: UTF8.self)
-        let counts = report.split(separator: "\n").first { $0.hasPrefix("threads: ") }?
+        let counts =
+            report.split(separator: "\n").first { $0.hasPrefix("threads: ") }?
             .dropFirst("threads: ".count).split(separator: " ").compactMap { Int($0) } ?? []
         try #require(counts.count == 3, "\(report)")
         #expect(counts[1] >= counts[0] + 8, "a thread for each transport's first request: \(report)")

@@ -10,7 +10,8 @@ import WhereaboutsCore
 @Suite("HTTP POST through libcurl", .timeLimit(.minutes(2)))
 struct CurlTransportTests {
     static let userAgent = "whereabouts-tests/1"
-    static let query = #"{"considerIp":false,"wifiAccessPoints":[{"macAddress":"01:23:45:67:89:ab","signalStrength":-51}]}"#
+    static let query =
+        #"{"considerIp":false,"wifiAccessPoints":[{"macAddress":"01:23:45:67:89:ab","signalStrength":-51}]}"#
 
     @Test func aGeolocationQueryIsAnsweredOverHTTP() async throws {
         let server = try IchnaeaServer(latitude: 48.8566, longitude: 2.3522, accuracy: 31.5)
@@ -57,7 +58,8 @@ struct CurlTransportTests {
         let transport = CurlTransport(userAgent: Self.userAgent, caFile: authority.certificateFile.path)
         for host in ["127.0.0.1", "localhost"] {
             let response = try await transport.post(
-                HTTPRequest(url: server.url(host: host), body: Array(Self.query.utf8))).get()
+                HTTPRequest(url: server.url(host: host), body: Array(Self.query.utf8))
+            ).get()
             #expect(response.status == 200, "through \(host)")
             #expect(String(decoding: response.body, as: UTF8.self).contains(#""lat": 52.52"#), "through \(host)")
         }

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// What one local user can do to everyone through agents and floods: a self-registered agent cannot store an
 /// *always* grant polkit would have asked a password for, a second agent cannot replace the user's, floods leave
@@ -47,7 +47,8 @@ struct AgentAndFloodTests {
             """
         let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": rule])
         defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
         try harness.startDaemon()
         defer { harness.stop() }
         let agent = try polkit.spawn(["/usr/bin/python3", Self.agentScript.path, bus.address, "gnome-shell", "agent"])
@@ -213,7 +214,8 @@ struct AgentAndFloodTests {
             """
         let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": rule])
         defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
         try harness.startDaemon()
         defer { harness.stop() }
         let flood = try polkit.spawn(

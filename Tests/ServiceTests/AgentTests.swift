@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// GeoClue agents: `MaxAccuracyLevel` caps every client of the agent's user, `AuthorizeApp` decides for apps
 /// nobody decided about, and an agent that never answers is a clear error. The test process is root; without
@@ -73,7 +73,9 @@ struct AgentTests {
         await agent.setMaxAccuracyLevel(0)
         try await Self.waitForReason(app, "agent-disabled")
         #expect(try await app.get(client, GeoClueTestClient.clientInterface, "Active") == .boolean(false))
-        await expectDBusError("io.github.whereabouts1.Error.PermissionDenied", containing: "Geolocation disabled for UID 0") {
+        await expectDBusError(
+            "io.github.whereabouts1.Error.PermissionDenied", containing: "Geolocation disabled for UID 0"
+        ) {
             _ = try await app.call(client, Self.client, "RequestLocation", [.vardict(["timeout": .uint32(2000)])])
         }
 
@@ -100,7 +102,8 @@ struct AgentTests {
         let client = try await allowed.startedClient(desktopId: Self.app)
         _ = try await allowed.waitForUpdates(1)
         #expect(try await Self.latest(allowed).accuracy >= 15_000, "served at the level the agent allowed")
-        #expect(try await allowed.get(client, Self.client, "AuthorisationStatus") == .string("notDetermined"),
+        #expect(
+            try await allowed.get(client, Self.client, "AuthorisationStatus") == .string("notDetermined"),
             "the agent's answer is not stored")
 
         await agent.setAnswer(.refuse)
@@ -123,14 +126,18 @@ struct AgentTests {
         let client = try await app.getClient()
         try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string(Self.app))
         #expect(try await app.call(client, Self.client, "CheckAuthorisation") == [.string("notDetermined")])
-        let granted = try await app.call(client, Self.client, "RequestAuthorisation", [.string("when-in-use"), .vardict([:])])
+        let granted = try await app.call(
+            client, Self.client, "RequestAuthorisation", [.string("when-in-use"), .vardict([:])])
         #expect(granted == [.string("authorisedWhenInUse")])
-        #expect(try String(contentsOf: setup.harness.file("grants"), encoding: .utf8).contains("0\t\(Self.app)\twhen-in-use\tprecise"))
+        #expect(
+            try String(contentsOf: setup.harness.file("grants"), encoding: .utf8).contains(
+                "0\t\(Self.app)\twhen-in-use\tprecise"))
 
         await agent.setAnswer(.refuse)
         let other = "org.example.Tracker"
         try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string(other))
-        let refused = try await app.call(client, Self.client, "RequestAuthorisation", [.string("always"), .vardict([:])])
+        let refused = try await app.call(
+            client, Self.client, "RequestAuthorisation", [.string("always"), .vardict([:])])
         #expect(refused == [.string("denied")])
         #expect(try String(contentsOf: setup.harness.file("grants"), encoding: .utf8).contains("0\t\(other)\tdenied"))
         #expect(await agent.asked.map(\.app) == [Self.app, other])

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The library's sequence of authorisation statuses, through `whereabouts authorise --check --watch` run as
 /// `nobody` against a real polkitd.
@@ -10,7 +10,8 @@ struct AuthorisationStreamTests {
         let app = PolkitAuthorisationTests.app
         let uid = try #require(getpwnam("nobody")?.pointee.pw_uid)
         let setup = try PolkitAuthorisationTests.Setup(
-            rules: PolkitAuthorisationTests.rule("AUTH_SELF"), grants: "# whereabouts grants 1\n\(uid)\t\(app)\talways\tprecise\n")
+            rules: PolkitAuthorisationTests.rule("AUTH_SELF"),
+            grants: "# whereabouts grants 1\n\(uid)\t\(app)\talways\tprecise\n")
         defer { setup.stop() }
         let watcher = try setup.polkit.spawn([
             try ProjectPaths.product("whereabouts").path, "authorise", "--check", "--watch", "--desktop-id", app,

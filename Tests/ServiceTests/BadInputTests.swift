@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Bad configuration, files and calls, end to end")
 @BusActor
@@ -17,7 +17,9 @@ struct BadInputTests {
 
     /// Runs whereaboutsd with `arguments` (`@CONFIG@` stands for the harness's config file) and returns its exit
     /// code and log once it exits.
-    func runToExit(config: String, arguments: [String]? = nil) async throws -> (code: Int32?, log: String, config: String) {
+    func runToExit(config: String, arguments: [String]? = nil) async throws -> (
+        code: Int32?, log: String, config: String
+    ) {
         let harness = try await makeHarness(config: config)
         defer { harness.stop() }
         let path = harness.configFile.path
@@ -119,16 +121,21 @@ struct BadInputTests {
         let file = harness.file(source == "static" ? "geolocation" : "track.nmea").path
         #expect(mkfifo(file, 0o600) == 0)
         try await harness.launch()
-        let line = harness.daemonLog.split(separator: "\n").first { $0.contains("\(source) source") && $0.contains(file) }
+        let line = harness.daemonLog.split(separator: "\n").first {
+            $0.contains("\(source) source") && $0.contains(file)
+        }
         #expect(line?.contains("is a FIFO, not a regular file") == true, "\(harness.daemonLog)")
         try await expectServingWithoutLocation(harness)
     }
 
     @Test(arguments: [
-        BadFile("binary", [0x00, 0xFF, 0xFE, 0x24, 0x80, 0x0A, 0xC3, 0x28, 0x24, 0x47, 0x50, 0x0D, 0x0A, 0x00], "not valid UTF-8"),
+        BadFile(
+            "binary", [0x00, 0xFF, 0xFE, 0x24, 0x80, 0x0A, 0xC3, 0x28, 0x24, 0x47, 0x50, 0x0D, 0x0A, 0x00],
+            "not valid UTF-8"),
         BadFile("NMEA with bad checksums", nmeaTrack(count: 5).replacing(/\*[0-9A-F]{2}/, with: "*00"), "no valid fix"),
         BadFile(
-            "empty GPX", #"<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"></gpx>"#,
+            "empty GPX",
+            #"<?xml version="1.0"?><gpx version="1.1" creator="t" xmlns="http://www.topografix.com/GPX/1/1"></gpx>"#,
             "no points"),
         BadFile("truncated GPX", #"<gpx version="1.1"><trk><trkseg><trkpt lat="48" lon="#, "malformed XML"),
         BadFile("empty", "", "neither GPX nor NMEA"),
@@ -162,7 +169,9 @@ struct BadInputTests {
             let log = harness.daemonLog
             harness.stop()
             guard ContinuousClock.now < deadline else {
-                throw TestEnvironmentError("whereaboutsd could not watch its static file for 120 s (are the inotify instances, /proc/sys/fs/inotify/max_user_instances, used up?):\n\(log)")
+                throw TestEnvironmentError(
+                    "whereaboutsd could not watch its static file for 120 s (are the inotify instances, /proc/sys/fs/inotify/max_user_instances, used up?):\n\(log)"
+                )
             }
             print("whereaboutsd could not watch its static file (inotify instances used up?); starting it again")
             try await Task.sleep(for: .seconds(1))
@@ -194,7 +203,8 @@ struct BadInputTests {
                 if values["Latitude"] == .double(latitude) { return values }
             }
             guard ContinuousClock.now < deadline else {
-                throw TestEnvironmentError("no LocationUpdated to latitude \(latitude) within 20 s; whereaboutsd log:\n\(harness.daemonLog)")
+                throw TestEnvironmentError(
+                    "no LocationUpdated to latitude \(latitude) within 20 s; whereaboutsd log:\n\(harness.daemonLog)")
             }
             try await Task.sleep(for: .milliseconds(10))
         }
@@ -242,7 +252,8 @@ struct BadInputTests {
         var written = Date()
         var seen = app.locationUpdates.count
         try replace(file, "40.4168\n-3.7038\n667\n25\n")
-        expectLocation(try await waitForLocation(app, at: 40.4168, after: seen, harness), 40.4168, -3.7038, writtenAt: written)
+        expectLocation(
+            try await waitForLocation(app, at: 40.4168, after: seen, harness), 40.4168, -3.7038, writtenAt: written)
 
         let before = inode(file)
         written = Date()
@@ -263,7 +274,8 @@ struct BadInputTests {
         written = Date()
         seen = app.locationUpdates.count
         try replace(file, "-33.8568\n151.2153\n5\n8\n")
-        expectLocation(try await waitForLocation(app, at: -33.8568, after: seen, harness), -33.8568, 151.2153, writtenAt: written)
+        expectLocation(
+            try await waitForLocation(app, at: -33.8568, after: seen, harness), -33.8568, 151.2153, writtenAt: written)
         try await waitForLevel(app, 8)
     }
 
@@ -271,7 +283,9 @@ struct BadInputTests {
     func waitForLevel(_ app: GeoClueTestClient, _ level: UInt32) async throws {
         let deadline = ContinuousClock.now + .seconds(20)
         while try await app.get(managerPath, manager, "AvailableAccuracyLevel") != .uint32(level) {
-            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("AvailableAccuracyLevel never became \(level)") }
+            guard ContinuousClock.now < deadline else {
+                throw TestEnvironmentError("AvailableAccuracyLevel never became \(level)")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -350,7 +364,8 @@ struct BadInputTests {
         let number = try #require(UInt32(fresh.lastElement))
         #expect(number > 200)
         #expect(harness.daemonLog.contains("dropping 200 client object(s)"), "\(harness.daemonLog)")
-        let tree = try await app.call(ObjectPath("/org/freedesktop/GeoClue2/Client")!, "org.freedesktop.DBus.Introspectable", "Introspect")
+        let tree = try await app.call(
+            ObjectPath("/org/freedesktop/GeoClue2/Client")!, "org.freedesktop.DBus.Introspectable", "Introspect")
         #expect(try InterfaceXML.parse(tree[0].string ?? "").children == [String(number)])
     }
 }

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The bus messages one client's life costs, counted with a bus monitor for whereaboutsd (with a real polkitd) and
 /// for GeoClue 2.6, each on a private bus of its own.
@@ -58,7 +58,9 @@ struct BusMessageCountTests {
         // logind's mock announces every call it answers; logind does not.
         let messages = monitor.stop().filter { $0.interface != "org.freedesktop.DBus.Mock" }
         let name = client.log.split(separator: "\n").first { $0.hasPrefix("name ") }.map { String($0.dropFirst(5)) }
-        #expect(messages.first?.member == "Hello" && messages.first?.sender == name, "\(String(describing: messages.first))")
+        #expect(
+            messages.first?.member == "Hello" && messages.first?.sender == name, "\(String(describing: messages.first))"
+        )
         return (name ?? "?", messages)
     }
 
@@ -85,7 +87,8 @@ struct BusMessageCountTests {
     }
 
     static func report(_ service: String, _ lives: Lives, roles: [String: String]) {
-        print("""
+        print(
+            """
             \(service): the service's first client, \(lives.first.count) messages:
             \(breakdown(lives.first, roles: roles))
             \(service): the first client of an app, \(lives.firstOfApp.count) messages:
@@ -106,8 +109,10 @@ struct BusMessageCountTests {
         init(logind withLogind: Bool) throws {
             bus = try PolkitHarness.makeBus(extraPolicy: BusMonitor.busPolicy + "\n" + LogindMock.busPolicy)
             polkit = try PolkitHarness(
-                bus: bus, rules: ["10-test.rules": PolkitLoadTests.rule("YES", action: "io.github.whereabouts1.location-always")])
-            harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+                bus: bus,
+                rules: ["10-test.rules": PolkitLoadTests.rule("YES", action: "io.github.whereabouts1.location-always")])
+            harness = try DaemonHarness(
+                config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
             if withLogind { try startLogind() }
             try harness.startDaemon()
         }
@@ -259,7 +264,10 @@ struct BusMessageCountTests {
         try service.startLogind()
         let (_, withLogind) = try Self.recordLife(on: service.bus, app: Self.app)
         #expect(sessionLookups(withLogind) == 1)
-        #expect(withLogind.contains { $0.kind == .methodReturn && $0.answers == "org.freedesktop.login1.Manager.GetSessionByPID" })
+        #expect(
+            withLogind.contains {
+                $0.kind == .methodReturn && $0.answers == "org.freedesktop.login1.Manager.GetSessionByPID"
+            })
     }
 
     /// In-place updates (a fix held back by `DistanceThreshold`) refresh GeoClue's Location interface for every

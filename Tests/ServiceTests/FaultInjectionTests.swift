@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// Faults from outside: a peer creating clients without end, peers leaving in the middle of calls, a state
 /// directory that is read-only or full. (gpsd, polkitd and the bus going away, and kills during grant writes, are
@@ -20,7 +20,9 @@ struct FaultInjectionTests {
 
     /// Creates clients on `app` until the service refuses one, and returns how many it made and the refusal.
     @BusActor
-    static func createUntilRefused(_ app: GeoClueTestClient, atMost limit: Int) async -> (made: Int, refusal: DBusError?) {
+    static func createUntilRefused(_ app: GeoClueTestClient, atMost limit: Int) async -> (
+        made: Int, refusal: DBusError?
+    ) {
         for made in 0..<limit {
             do {
                 _ = try await app.createClient()
@@ -51,7 +53,9 @@ struct FaultInjectionTests {
         #expect(three.made == 0, "8192 clients is the most one user may hold")
         #expect(three.refusal?.message.contains("one user") == true, "\(String(describing: three.refusal))")
         let full = Self.residentKiB(daemon)
-        print("fault injection: resident \(before) KiB idle, \(full) KiB with 8192 clients (\((full - before) * 1024 / 8192) bytes a client)")
+        print(
+            "fault injection: resident \(before) KiB idle, \(full) KiB with 8192 clients (\((full - before) * 1024 / 8192) bytes a client)"
+        )
 
         await first.close()
         // Dropping 4096 clients takes a while in a sanitizer build.
@@ -146,7 +150,9 @@ struct FaultInjectionTests {
 
     @Test func aFullStateFolderKeepsTheServiceWorking() async throws {
         let harness = try Self.daemonWithState(
-            mountedBy: "mount -t tmpfs -o size=16k tmpfs \"$0\" && { dd if=/dev/zero of=\"$0/filler\" bs=1k count=64 2>/dev/null; true; }")
+            mountedBy:
+                "mount -t tmpfs -o size=16k tmpfs \"$0\" && { dd if=/dev/zero of=\"$0/filler\" bs=1k count=64 2>/dev/null; true; }"
+        )
         defer { harness.stop() }
         try await Self.switchingWorksWithoutStorage(harness, expecting: "No space left on device")
     }

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The static location the end-to-end tests serve: the Eiffel Tower, 35 m up, ±10 m.
 let staticFile = "# test location\n48.8584\n2.2945\n35\n10\n"

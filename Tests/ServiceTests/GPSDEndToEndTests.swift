@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 import Whereabouts
 
 /// A configuration with only the gpsd source, at 127.0.0.1:`port`.
@@ -99,9 +99,13 @@ struct GPSDEndToEndTests {
             #expect(altitude == tpv.numbers["altMSL"] && abs(altitude - epoch.altitude) < 0.001, "Altitude \(altitude)")
             // Speed in metres per second, heading in degrees.
             let speed = fix["Speed"]?.double ?? .nan
-            #expect(abs(speed - (tpv.numbers["speed"] ?? .nan)) < 1e-9 && abs(speed - epoch.speed) < 0.001, "Speed \(speed)")
+            #expect(
+                abs(speed - (tpv.numbers["speed"] ?? .nan)) < 1e-9 && abs(speed - epoch.speed) < 0.001, "Speed \(speed)"
+            )
             let heading = fix["Heading"]?.double ?? .nan
-            #expect(abs(heading - (tpv.numbers["track"] ?? .nan)) < 1e-9 && abs(heading - epoch.course) < 1e-6, "Heading \(heading)")
+            #expect(
+                abs(heading - (tpv.numbers["track"] ?? .nan)) < 1e-9 && abs(heading - epoch.course) < 1e-6,
+                "Heading \(heading)")
             // Accuracy is gpsd's own 95% figure, eph, not 0 and not a figure of ours derived from HDOP.
             let accuracy = fix["Accuracy"]?.double ?? .nan
             let eph = try #require(tpv.numbers["eph"], "gpsd gave no eph: \(tpv.line)")
@@ -118,7 +122,8 @@ struct GPSDEndToEndTests {
             #expect(update.old == (index == 0 ? .root : updates[index - 1].new))
         }
         for (earlier, later) in zip(read, read.dropFirst()) {
-            guard let a = locationTimestamp(earlier?["Timestamp"]), let b = locationTimestamp(later?["Timestamp"]) else { continue }
+            guard let a = locationTimestamp(earlier?["Timestamp"]), let b = locationTimestamp(later?["Timestamp"])
+            else { continue }
             #expect(abs(b - a - step) < 0.001, "consecutive updates \(b - a) s of fix time apart")
         }
     }
@@ -200,7 +205,8 @@ struct GPSDEndToEndTests {
         let times = fixes.compactMap { locationTimestamp($0["Timestamp"]) }
         print("client started mid-epoch: \(count) updates, fix times \(times.map { $0 - first })")
         #expect(times.contains(first + 4), "epoch 4 never reached the client")
-        #expect(Set(times).count == times.count, "more than one LocationUpdated for one epoch: \(times.map { $0 - first })")
+        #expect(
+            Set(times).count == times.count, "more than one LocationUpdated for one epoch: \(times.map { $0 - first })")
         for fix in fixes {
             guard let time = locationTimestamp(fix["Timestamp"]) else { continue }
             let tpv = try #require(watcher.fixes.first { $0.time == time }, "gpsd never reported a fix at \(time)")
@@ -271,7 +277,8 @@ struct GPSDEndToEndTests {
         try await app.waitFor("AvailableAccuracyLevel 8 announced again", timeout: .seconds(15)) {
             app.announcedAvailableLevels.last == 8
         }
-        print("gpsd restarted: AvailableAccuracyLevel 8 announced after \((ContinuousClock.now - restarting).seconds) s")
+        print(
+            "gpsd restarted: AvailableAccuracyLevel 8 announced after \((ContinuousClock.now - restarting).seconds) s")
         #expect(app.announcedAvailableLevels == whileAway + [8])
         #expect(try await app.availableLevel() == 8)
         // Fixes resume, from the new position.
@@ -321,7 +328,9 @@ struct GPSDEndToEndTests {
         _ = try await app.call(path, client, "Start")
         let first = try? await app.waitForUpdates(1, timeout: .seconds(2))
         let elapsed = ContinuousClock.now - started
-        print("first client while gpsd has a fix: Start → LocationUpdated \(first == nil ? "none within 2 s" : "\(elapsed.seconds) s")")
+        print(
+            "first client while gpsd has a fix: Start → LocationUpdated \(first == nil ? "none within 2 s" : "\(elapsed.seconds) s")"
+        )
         #expect(first != nil, "no LocationUpdated within 2 s while gpsd had a fix")
         // It is gpsd's latest report, whole: the same fix time, position, speed, heading and accuracy.
         let fix = try #require(try await app.latestLocation())
@@ -377,14 +386,18 @@ struct GPSDEndToEndTests {
         }
         feeder.start()
         defer { feeder.stop() }
-        try await eventually("gpsd to report 8 fixes with a time") { watcher.fixes.filter { $0.time != nil }.count >= 8 }
+        try await eventually("gpsd to report 8 fixes with a time") {
+            watcher.fixes.filter { $0.time != nil }.count >= 8
+        }
         let latest = try #require(watcher.fixes.last { $0.time != nil })
         // The daemon has had time to pass on what gpsd sent before that fix.
         try await Task.sleep(for: .milliseconds(300))
         let served = try await app.latestLocation()
         let servedTime = locationTimestamp(served?["Timestamp"])
         #expect(served != nil, "no fix at all reached the client")
-        print("receiver dated in the past: \(app.locationUpdates.count) updates; latest served fix time \(servedTime ?? 0), gpsd's \(latest.time ?? 0)")
+        print(
+            "receiver dated in the past: \(app.locationUpdates.count) updates; latest served fix time \(servedTime ?? 0), gpsd's \(latest.time ?? 0)"
+        )
         #expect(servedTime.map { $0 < NMEA.wallNow() - yearsAgo + 60 } == true, "the served fix is not the receiver's")
     }
 }

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 @Suite("GeoClue2 contract, end to end")
 @BusActor
@@ -69,7 +69,8 @@ struct GeoClueContractTests {
         let others = try await other.getClient()
         _ = try await app.call(managerPath, manager, "DeleteClient", [.objectPath(others)])
         #expect(try await other.get(others, client, "Active") == .boolean(false))
-        _ = try await app.call(managerPath, manager, "DeleteClient", [.objectPath(ObjectPath("/org/freedesktop/GeoClue2/Client/999")!)])
+        _ = try await app.call(
+            managerPath, manager, "DeleteClient", [.objectPath(ObjectPath("/org/freedesktop/GeoClue2/Client/999")!)])
         _ = try await app.call(managerPath, manager, "DeleteClient", [.objectPath(first)])
         await expectDBusError(DBusError.Name.unknownMethod, containing: "Object does not exist at path") {
             _ = try await app.get(first, client, "Active")
@@ -90,11 +91,17 @@ struct GeoClueContractTests {
         }
         let path = try await app.startedClient()
         let updates = try await app.waitForUpdates(1)
-        await expectDBusError(DBusError.Name.accessDenied, containing: "Access denied") { _ = try await intruder.get(path, client, "Active") }
+        await expectDBusError(DBusError.Name.accessDenied, containing: "Access denied") {
+            _ = try await intruder.get(path, client, "Active")
+        }
         await expectDBusError(DBusError.Name.accessDenied) { _ = try await intruder.getAll(path, client) }
-        await expectDBusError(DBusError.Name.accessDenied) { try await intruder.set(path, client, "DesktopId", .string("x")) }
+        await expectDBusError(DBusError.Name.accessDenied) {
+            try await intruder.set(path, client, "DesktopId", .string("x"))
+        }
         await expectDBusError(DBusError.Name.accessDenied) { _ = try await intruder.call(path, client, "Stop") }
-        await expectDBusError(DBusError.Name.accessDenied) { _ = try await intruder.get(updates[0].new, location, "Latitude") }
+        await expectDBusError(DBusError.Name.accessDenied) {
+            _ = try await intruder.get(updates[0].new, location, "Latitude")
+        }
         #expect(try await app.get(path, client, "Active") == .boolean(true))
     }
 
@@ -126,7 +133,9 @@ struct GeoClueContractTests {
         }
         #expect(try await app.get(path, client, "Active") == .boolean(false))
         try await app.set(path, client, "DesktopId", .string("denied-app"))
-        await expectDBusError(DBusError.Name.accessDenied, containing: "'denied-app' disallowed by configuration for UID") {
+        await expectDBusError(
+            DBusError.Name.accessDenied, containing: "'denied-app' disallowed by configuration for UID"
+        ) {
             _ = try await app.call(path, client, "Start")
         }
         try await app.set(path, client, "DesktopId", .string("uid4242-app"))
@@ -204,7 +213,9 @@ struct GeoClueContractTests {
         _ = try await eavesdropper.get(managerPath, manager, "InUse")
         #expect(eavesdropper.locationUpdates.isEmpty)
         for message in eavesdropper.signals {
-            #expect(message.path?.rawValue.hasPrefix("/org/freedesktop/GeoClue2/Client") != true, "overheard \(message.member ?? "")")
+            #expect(
+                message.path?.rawValue.hasPrefix("/org/freedesktop/GeoClue2/Client") != true,
+                "overheard \(message.member ?? "")")
         }
         #expect(app.signals.contains { $0.member == "PropertiesChanged" && $0.path == path })
     }
@@ -240,10 +251,15 @@ struct GeoClueContractTests {
             "org.freedesktop.GeoClue2.Manager", "AvailableAccuracyLevel",
         ])
         #expect(level.output.trimmingCharacters(in: .whitespacesAndNewlines) == "u 8")
-        let introspection = try service.harness.busctl(["introspect", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager"])
+        let introspection = try service.harness.busctl([
+            "introspect", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
+        ])
         #expect(introspection.output.contains(".GetClient"))
         let unprivileged = try service.harness.busctl(
-            ["call", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager", "org.freedesktop.GeoClue2.Manager", "CreateClient"],
+            [
+                "call", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
+                "org.freedesktop.GeoClue2.Manager", "CreateClient",
+            ],
             asUser: "nobody")
         #expect(unprivileged.status == 0, "\(unprivileged.output)")
     }

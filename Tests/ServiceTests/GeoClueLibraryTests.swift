@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 import Whereabouts
 
 /// GeoClue 2.6 on a private bus with its agent registered and an NMEA receiver writing an epoch every 200 ms,

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The daemon killed at random moments while it stores decisions: no confirmed decision is ever lost, and the
 /// grants file always parses.
@@ -55,14 +55,17 @@ struct GrantStoreStressTests {
             }
             let text = (try? String(contentsOf: harness.file("grants"), encoding: .utf8)) ?? "# whereabouts grants 1\n"
             #expect(text.hasPrefix("# whereabouts grants 1\n"), "round \(round): \(text.prefix(200))")
-            let stored = Set(text.split(separator: "\n").dropFirst().map { line in
-                String(line.split(separator: "\t", omittingEmptySubsequences: false)[1])
-            })
+            let stored = Set(
+                text.split(separator: "\n").dropFirst().map { line in
+                    String(line.split(separator: "\t", omittingEmptySubsequences: false)[1])
+                })
             let lost = confirmed.filter { !stored.contains($0) }
             #expect(lost.isEmpty, "round \(round): lost \(lost.prefix(5))")
             if !lost.isEmpty { return }
         }
-        #expect(confirmed.count >= Self.kills / 4, "only \(confirmed.count) decisions were confirmed in \(Self.kills) rounds")
+        #expect(
+            confirmed.count >= Self.kills / 4,
+            "only \(confirmed.count) decisions were confirmed in \(Self.kills) rounds")
         print("grant store: \(Self.kills) kills, \(confirmed.count) confirmed decisions, none lost")
     }
 }

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 @Suite("Live introspection matches dbus/*.xml, end to end")
 @BusActor
@@ -85,7 +85,9 @@ struct IntrospectionTests {
         for step in steps {
             let node = try await introspect(app, ObjectPath(step.path)!)
             #expect(node.children == step.children, "children of \(step.path)")
-            #expect(node.interfaces.isEmpty, "\(step.path) is only a node on the way, yet has \(node.interfaces.keys.sorted())")
+            #expect(
+                node.interfaces.isEmpty,
+                "\(step.path) is only a node on the way, yet has \(node.interfaces.keys.sorted())")
         }
         // The static file may be re-announced meanwhile (see BadInputTests.waitForLocation), so the current
         // object need not be the first.
@@ -130,7 +132,8 @@ struct IntrospectionTests {
         let calls = (0..<1000).map { _ in
             Task { @BusActor () -> String in
                 do {
-                    _ = try await app.call(GeoClueTestClient.managerPath, "org.freedesktop.DBus.Introspectable", "Introspect")
+                    _ = try await app.call(
+                        GeoClueTestClient.managerPath, "org.freedesktop.DBus.Introspectable", "Introspect")
                     return "answered"
                 } catch {
                     return (error as? DBusError)?.name ?? "\(error)"
@@ -143,8 +146,11 @@ struct IntrospectionTests {
         #expect((outcomes[DBusError.Name.limitsExceeded] ?? 0) >= 1, "\(outcomes)")
         #expect(outcomes.keys.allSatisfy { $0 == "answered" || $0 == DBusError.Name.limitsExceeded }, "\(outcomes)")
         let other = try harness.busctl(
-            ["call", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager", "org.freedesktop.DBus.Introspectable",
-             "Introspect"], asUser: "daemon")
+            [
+                "call", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
+                "org.freedesktop.DBus.Introspectable",
+                "Introspect",
+            ], asUser: "daemon")
         #expect(other.status == 0, "\(other.output)")
     }
 

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The text of `/proc/PID/maps` (procfs files have no size, so it is read to its end rather than by its length).
 private func mappings(of pid: pid_t) throws -> String {

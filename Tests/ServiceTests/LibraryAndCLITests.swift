@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 import Whereabouts
 
 /// The seed API's position format: exactly these keys.
@@ -61,7 +61,10 @@ struct LibraryAndCLITests {
             _ = try await denied.requestLocation()
             Issue.record("expected permissionDenied")
         } catch {
-            guard case .permissionDenied = error else { Issue.record("got \(error)"); return }
+            guard case .permissionDenied = error else {
+                Issue.record("got \(error)")
+                return
+            }
         }
         harness.daemon?.stop()
         let orphan = try LocationManager(desktopId: "some-app", address: harness.bus.address)
@@ -70,7 +73,10 @@ struct LibraryAndCLITests {
             _ = try await orphan.requestLocation()
             Issue.record("expected serviceUnavailable")
         } catch {
-            guard case .serviceUnavailable = error else { Issue.record("got \(error)"); return }
+            guard case .serviceUnavailable = error else {
+                Issue.record("got \(error)")
+                return
+            }
         }
     }
 

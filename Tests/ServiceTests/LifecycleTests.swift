@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 @Suite("whereaboutsd process lifecycle, end to end")
 @BusActor

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// What one local user can do to everyone, tried as unprivileged users (`nobody` and `daemon`) against the real
 /// daemon on a private bus with polkitd (`Tests/Servers/local_user.py`): Introspect shows another user nothing of
@@ -38,7 +38,8 @@ struct LocalUserLimitsTests {
     /// `Introspect` of `path` as the Unix user `user`, through busctl: the XML, escaped as busctl prints it.
     static func introspect(_ harness: DaemonHarness, _ path: String, asUser user: String) throws -> String {
         let result = try harness.busctl(
-            ["call", "org.freedesktop.GeoClue2", path, "org.freedesktop.DBus.Introspectable", "Introspect"], asUser: user)
+            ["call", "org.freedesktop.GeoClue2", path, "org.freedesktop.DBus.Introspectable", "Introspect"],
+            asUser: user)
         #expect(result.status == 0, "Introspect \(path) as \(user): \(result.output)")
         return result.output
     }
@@ -47,7 +48,8 @@ struct LocalUserLimitsTests {
     static func cpuNanoseconds(_ process: ChildProcess) -> UInt64 {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.pid)/task")) ?? []
         return tasks.reduce(0) { total, task in
-            let text = (try? String(contentsOfFile: "/proc/\(process.pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
+            let text =
+                (try? String(contentsOfFile: "/proc/\(process.pid)/task/\(task)/schedstat", encoding: .utf8)) ?? ""
             return total + (UInt64(text.split(separator: " ").first ?? "") ?? 0)
         }
     }
@@ -119,7 +121,9 @@ struct LocalUserLimitsTests {
         #expect(Self.printed("refused-user", in: many.log) == "154", "\(many.log)")
         #expect(Self.printed("other", in: many.log) == "0", "\(many.log)")
         let full = FaultInjectionTests.residentKiB(daemon)
-        print("local user limits: resident \(idle) KiB idle, \(full) KiB with 4096 requests held (\((full - idle) * 1024 / 4096) bytes a request)")
+        print(
+            "local user limits: resident \(idle) KiB idle, \(full) KiB with 4096 requests held (\((full - idle) * 1024 / 4096) bytes a request)"
+        )
         // Another user is still served: a fresh GetClient of root's is answered.
         let probe = try await GeoClueTestClient(bus: bus)
         _ = try await probe.getClient()
@@ -163,7 +167,9 @@ struct LocalUserLimitsTests {
             highest - FaultInjectionTests.residentKiB(daemon) >= (highest - idle) / 6
         }
         let after = FaultInjectionTests.residentKiB(daemon)
-        print("local user limits: resident \(idle) KiB before, \(peak) KiB with 4096 clients, \(after) KiB once they were dropped")
+        print(
+            "local user limits: resident \(idle) KiB before, \(peak) KiB with 4096 clients, \(after) KiB once they were dropped"
+        )
         // Linear work grows four times for four times the clients; quadratic work would grow sixteen times.
         #expect(large < small * 8, "1024 clients: \(small) ns, 4096: \(large) ns")
         #expect(daemon.isRunning)
@@ -183,9 +189,14 @@ struct LocalUserLimitsTests {
         defer { user.stop() }
         #expect(Self.printed("active-apps", in: user.log) == Self.app, "\(user.log)")
         let other = try harness.busctl(
-            ["get-property", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager", "io.github.whereabouts1.Manager",
-             "ActiveApps"], asUser: "daemon")
-        #expect(other.status == 0 && other.output.trimmingCharacters(in: .whitespacesAndNewlines) == "as 0", "\(other.output)")
+            [
+                "get-property", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
+                "io.github.whereabouts1.Manager",
+                "ActiveApps",
+            ], asUser: "daemon")
+        #expect(
+            other.status == 0 && other.output.trimmingCharacters(in: .whitespacesAndNewlines) == "as 0",
+            "\(other.output)")
         // root may see every user's apps.
         let root = try await GeoClueTestClient(bus: bus)
         defer { root.close() }
@@ -194,8 +205,13 @@ struct LocalUserLimitsTests {
         user.stop()
         // The reader is told, alone, that the app stopped; the bystander hears nothing of ActiveApps.
         try await root.waitFor("root to hear ActiveApps empty") {
-            root.signals.contains { $0.member == "PropertiesChanged" && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] == .strings([]) }
+            root.signals.contains {
+                $0.member == "PropertiesChanged" && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] == .strings([])
+            }
         }
-        #expect(!bystander.signals.contains { $0.member == "PropertiesChanged" && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] != nil })
+        #expect(
+            !bystander.signals.contains {
+                $0.member == "PropertiesChanged" && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] != nil
+            })
     }
 }

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// *When in use* follows the app's login session through logind (python-dbusmock's logind template); *always*
 /// ignores sessions. The test process is root, so the grants come from a stored decision without polkit.
@@ -92,7 +92,9 @@ struct LoginSessionTests {
         #expect(try await app.get(whenInUse, Self.client, "Available") == .boolean(false))
         #expect(try await app.get(always, GeoClueTestClient.clientInterface, "Active") == .boolean(true))
         #expect(await Self.reasons(app, always).isEmpty, "an always client ignores sessions")
-        await expectDBusError("io.github.whereabouts1.Error.PermissionDenied", containing: "login session is not active") {
+        await expectDBusError(
+            "io.github.whereabouts1.Error.PermissionDenied", containing: "login session is not active"
+        ) {
             _ = try await app.call(whenInUse, Self.client, "RequestLocation", [.vardict(["timeout": .uint32(2000)])])
         }
         let other = try await app.createClient()
@@ -107,7 +109,8 @@ struct LoginSessionTests {
         #expect(await Self.reasons(app, whenInUse) == ["session-inactive", "session-active"])
         _ = try await app.waitForUpdates(updatesWhileInactive + 1)
         #expect(try await app.get(whenInUse, Self.client, "Available") == .boolean(true))
-        #expect(try await app.get(other, GeoClueTestClient.clientInterface, "Active") == .boolean(false),
+        #expect(
+            try await app.get(other, GeoClueTestClient.clientInterface, "Active") == .boolean(false),
             "a client whose Start failed is not started by the session")
     }
 
@@ -116,7 +119,10 @@ struct LoginSessionTests {
         defer { setup.stop() }
         let app = try await GeoClueTestClient(bus: setup.harness.bus)
         defer { Task { @BusActor in app.close() } }
-        await expectDBusError(DBusError.Name.accessDenied, containing: "'\(Self.whenInUseApp)' is authorised when in use, and its login session is not active") {
+        await expectDBusError(
+            DBusError.Name.accessDenied,
+            containing: "'\(Self.whenInUseApp)' is authorised when in use, and its login session is not active"
+        ) {
             _ = try await Self.startClient(app, Self.whenInUseApp)
         }
         _ = try await Self.startClient(app, Self.alwaysApp)
@@ -147,7 +153,8 @@ struct LoginSessionTests {
     }
 
     @Test func withoutLogindWhenInUseHolds() async throws {
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile, "grants": Self.grants])
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile, "grants": Self.grants])
         defer { harness.stop() }
         try harness.startDaemon()
         let app = try await GeoClueTestClient(bus: harness.bus)

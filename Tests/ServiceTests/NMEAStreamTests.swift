@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// A pseudo-terminal whose slave side the daemon reads as an NMEA device.
 final class PseudoTerminal: @unchecked Sendable {
@@ -56,7 +56,9 @@ final class NMEASocketServer: @unchecked Sendable {
             buffer[bytes.count] = 0
         }
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
         guard bound == 0, listen(listener, 4) == 0 else { throw TestEnvironmentError("cannot listen on \(path)") }
     }
@@ -64,7 +66,9 @@ final class NMEASocketServer: @unchecked Sendable {
     /// Waits for the daemon to connect.
     func accept(timeout: Double = 10) throws {
         var poller = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-        guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else { throw TestEnvironmentError("nobody connected to \(path)") }
+        guard poll(&poller, 1, Int32(timeout * 1000)) == 1 else {
+            throw TestEnvironmentError("nobody connected to \(path)")
+        }
         client = Glibc.accept(listener, nil, nil)
     }
 

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// A private bus with the wpa_supplicant stand-in, a loopback Ichnaea server over HTTPS with a test CA, and the
 /// daemon configured for Wi-Fi (and optionally IP) positioning against it. Made off the bus thread: every part
@@ -69,18 +69,25 @@ final class NetworkPositioningRig: @unchecked Sendable {
 
     /// The daemon's row of `Providers` for `kind`: (available, running, details).
     @BusActor
-    func provider(_ kind: String, _ app: GeoClueTestClient) async throws -> (available: Bool, running: Bool, details: [String: DBusValue]) {
+    func provider(_ kind: String, _ app: GeoClueTestClient) async throws -> (
+        available: Bool, running: Bool, details: [String: DBusValue]
+    ) {
         let rows = try await app.get(GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "Providers")
         for row in rows.elements ?? [] {
             guard let fields = row.fields, fields.count == 5, fields[0].string == kind else { continue }
-            return (fields[2].bool ?? false, fields[3].bool ?? false, (fields[4].stringKeyedEntries ?? [:]).mapValues(\.unwrapped))
+            return (
+                fields[2].bool ?? false, fields[3].bool ?? false,
+                (fields[4].stringKeyedEntries ?? [:]).mapValues(\.unwrapped)
+            )
         }
         throw TestEnvironmentError("no \(kind) provider in \(rows)")
     }
 
     /// The `wifi` row once its first lookup has ended (the one with a `last-outcome`), within 15 s.
     @BusActor
-    func afterFirstLookup(_ app: GeoClueTestClient) async throws -> (available: Bool, running: Bool, details: [String: DBusValue]) {
+    func afterFirstLookup(_ app: GeoClueTestClient) async throws -> (
+        available: Bool, running: Bool, details: [String: DBusValue]
+    ) {
         let deadline = ContinuousClock.now + .seconds(15)
         while true {
             let row = try await provider("wifi", app)
@@ -167,7 +174,9 @@ struct NetworkPositioningTests {
         _ = try await app.waitForUpdates(1)
         #expect(try rig.server.requests.count == 1)
         let log = rig.harness.daemonLog
-        #expect(log.contains("position cache: ") && log.contains("moved it to") && log.contains("starting with an empty cache"), "\(log)")
+        #expect(
+            log.contains("position cache: ") && log.contains("moved it to")
+                && log.contains("starting with an empty cache"), "\(log)")
         let aside = try FileManager.default.contentsOfDirectory(atPath: rig.harness.directory.path)
             .filter { $0.hasPrefix("positions.corrupt-") }
         #expect(aside.count == 1, "\(aside)")
@@ -328,12 +337,30 @@ struct NetworkPositioningTests {
     /// Each bad answer or failure leaves the daemon serving (a fresh `GetClient` answers), gives no fix and a
     /// clear state in `Providers` and line in the log.
     @Test(arguments: [
-        ("400", IchnaeaServer.Response.answer(status: 400, body: #"{"error":{"errors":[{"reason":"keyInvalid"}],"code":400,"message":"Missing or invalid API key."}}"#), "refused", "keyInvalid"),
-        ("403", .answer(status: 403, body: #"{"error":{"code":403,"message":"You have exceeded your daily limit."}}"#), "refused", "daily limit"),
+        (
+            "400",
+            IchnaeaServer.Response.answer(
+                status: 400,
+                body:
+                    #"{"error":{"errors":[{"reason":"keyInvalid"}],"code":400,"message":"Missing or invalid API key."}}"#
+            ), "refused", "keyInvalid"
+        ),
+        (
+            "403",
+            .answer(status: 403, body: #"{"error":{"code":403,"message":"You have exceeded your daily limit."}}"#),
+            "refused", "daily limit"
+        ),
         ("500", .answer(status: 500, body: "Internal Server Error"), "server-error", "HTTP 500"),
-        ("malformed", .answer(status: 200, body: #"{"location":{"lat":"north","lng":13.4},"accuracy":10}"#), "malformed", "lat"),
+        (
+            "malformed", .answer(status: 200, body: #"{"location":{"lat":"north","lng":13.4},"accuracy":10}"#),
+            "malformed", "lat"
+        ),
         ("not JSON", .answer(status: 200, body: "<html>hello</html>"), "malformed", ""),
-        ("fallback", .answer(status: 200, body: #"{"location":{"lat":52.5,"lng":13.4},"accuracy":25000,"fallback":"ipf"}"#), "malformed", "fallback"),
+        (
+            "fallback",
+            .answer(status: 200, body: #"{"location":{"lat":52.5,"lng":13.4},"accuracy":25000,"fallback":"ipf"}"#),
+            "malformed", "fallback"
+        ),
         ("10 MB", .huge(bytes: 10 << 20, declaresLength: true), "failed", "larger than"),
         ("dropped", .close, "failed", ""),
     ])
@@ -407,14 +434,19 @@ struct NetworkPositioningTests {
         defer { app.close() }
         let client = try await app.startedClient(level: 6)
         try await app.waitFor("AvailabilityChanged(false, service-unreachable)", timeout: .seconds(15)) {
-            app.signals.contains { $0.member == "AvailabilityChanged" && $0.path == client
-                && $0.arguments().first == .boolean(false) && $0.arguments().dropFirst().first == .string("service-unreachable") }
+            app.signals.contains {
+                $0.member == "AvailabilityChanged" && $0.path == client
+                    && $0.arguments().first == .boolean(false)
+                    && $0.arguments().dropFirst().first == .string("service-unreachable")
+            }
         }
         #expect(try await app.availableLevel() == 0)
         // The service comes back: the next try (10 s later, with the next scan) answers, and clients are told.
         try rig.server.removeResponse(path: IchnaeaServer.geolocatePath)
         try await app.waitFor("AvailabilityChanged(true)", timeout: .seconds(40)) {
-            app.signals.contains { $0.member == "AvailabilityChanged" && $0.path == client && $0.arguments().first == .boolean(true) }
+            app.signals.contains {
+                $0.member == "AvailabilityChanged" && $0.path == client && $0.arguments().first == .boolean(true)
+            }
         }
         _ = try await app.waitForUpdates(1, timeout: .seconds(10))
         #expect(try await app.availableLevel() == 6)
@@ -476,7 +508,9 @@ struct NetworkPositioningTests {
         #expect(requests.count == 1 && requests.first?.bodyText == "{}", "\(requests)")
         // Without wpa_supplicant or NetworkManager, Wi-Fi says why it cannot deliver.
         let wifi = try await rig.provider("wifi", app)
-        #expect(!wifi.available && wifi.details["reason"] == .string("no-wifi") && wifi.details["backend"] == .string("none"))
+        #expect(
+            !wifi.available && wifi.details["reason"] == .string("no-wifi")
+                && wifi.details["backend"] == .string("none"))
     }
 
     @Test func networkManagerServesWhereWpaSupplicantIsAbsent() async throws {
@@ -487,8 +521,10 @@ struct NetworkPositioningTests {
         try await rig.launch()
         let device = try networkManager.addWiFiDevice("wlan0", interface: "wlan0")
         // 80 % and 45 %: -52 and -73 dBm by the inverse of NetworkManager's own mapping.
-        try networkManager.addAccessPoint(device: device, name: "ap1", ssid: "home", hwAddress: "00:11:22:33:44:01", strength: 80)
-        try networkManager.addAccessPoint(device: device, name: "ap2", ssid: "cafe", hwAddress: "00:11:22:33:44:02", strength: 45)
+        try networkManager.addAccessPoint(
+            device: device, name: "ap1", ssid: "home", hwAddress: "00:11:22:33:44:01", strength: 80)
+        try networkManager.addAccessPoint(
+            device: device, name: "ap2", ssid: "cafe", hwAddress: "00:11:22:33:44:02", strength: 45)
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         _ = try await app.startedClient(level: 8)
@@ -520,13 +556,15 @@ struct NetworkPositioningTests {
         #expect(output.contains("  sent: 1 lookup"), "\(output)")
         #expect(output.contains(" position from network"), "\(output)")
         // A laptop's street-level request: served by Wi-Fi, coarsened to the level's 1 km.
-        let located = try await runCLI(cli, ["locate", "--accuracy", "street", "--json"], environment: rig.bus.environment)
+        let located = try await runCLI(
+            cli, ["locate", "--accuracy", "street", "--json"], environment: rig.bus.environment)
         #expect(located.contains("\"horizontalAccuracy\":1000"), "\(located)")
         #expect(located.contains("\"latitude\":52.5"), "\(located)")
     }
 
     @concurrent
-    private func runCLI(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> String {
+    private func runCLI(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> String
+    {
         let log = try TemporaryDirectory.make(prefix: "whereabouts-cli").appendingPathComponent("out")
         let process = try ChildProcess(executable, arguments, environment: environment, logFile: log)
         _ = try process.wait(timeout: 20)

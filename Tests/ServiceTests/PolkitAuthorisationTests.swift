@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The daemon asking a real polkitd, with the project's policy and test rules, about apps run as `nobody`.
 @Suite("Authorisation through a real polkitd, end to end")
@@ -34,7 +34,10 @@ struct PolkitAuthorisationTests {
 
         /// The CLI as the unprivileged `nobody`.
         func cli(_ arguments: [String]) throws -> CommandResult {
-            try polkit.run([try ProjectPaths.product("whereabouts").path] + arguments + ["--desktop-id", PolkitAuthorisationTests.app])
+            try polkit.run(
+                [try ProjectPaths.product("whereabouts").path] + arguments + [
+                    "--desktop-id", PolkitAuthorisationTests.app,
+                ])
         }
 
         func stop() {
@@ -45,7 +48,8 @@ struct PolkitAuthorisationTests {
 
     /// A rule answering `result` for `action` (or every Whereabouts action) when nobody asks for the test app.
     static func rule(_ result: String, action: String? = nil) -> [String: String] {
-        let actionTest = action.map { "action.id == \"\($0)\"" } ?? "action.id.indexOf(\"io.github.whereabouts1.\") == 0"
+        let actionTest =
+            action.map { "action.id == \"\($0)\"" } ?? "action.id.indexOf(\"io.github.whereabouts1.\") == 0"
         return [
             "10-test.rules": """
             polkit.addRule(function(action, subject) {
@@ -185,7 +189,9 @@ struct PolkitAuthorisationTests {
         let setup = try Setup(
             rules: Self.rule("AUTH_SELF"), grants: "# whereabouts grants 1\n\(uid)\t\(Self.app)\talways\tprecise\n")
         defer { setup.stop() }
-        let watch = try setup.polkit.spawn([try ProjectPaths.product("whereabouts").path, "watch", "--desktop-id", Self.app])
+        let watch = try setup.polkit.spawn([
+            try ProjectPaths.product("whereabouts").path, "watch", "--desktop-id", Self.app,
+        ])
         try Wait.until("the first fix", timeout: 15) { watch.log.contains("48.858400") }
         let listed = try setup.cli(["grants"])
         #expect(listed.output.contains("\(uid)\t\(Self.app)\talways"), "\(listed.output)")

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// The polkit test harness against a real polkitd: the project's policy, test rules, callers running as `nobody`.
 ///
@@ -85,7 +85,9 @@ struct PolkitHarnessTests {
         defer { subject.stop(grace: 0) }
         let challenge = try environment.polkit.checkAuthorization(Self.whenInUse, subject: subject.pid)
         let refused = try environment.polkit.checkAuthorization(Self.always, subject: subject.pid)
-        print("CheckAuthorization as nobody for its own process: when-in-use \(challenge.output), always \(refused.output)")
+        print(
+            "CheckAuthorization as nobody for its own process: when-in-use \(challenge.output), always \(refused.output)"
+        )
         #expect(challenge.status == 0 && challenge.output.hasPrefix("(bba{ss}) false true"), "\(challenge)")
         #expect(refused.status == 0 && refused.output.hasPrefix("(bba{ss}) false false"), "\(refused)")
     }
@@ -127,7 +129,8 @@ struct PolkitHarnessTests {
 
         var otherApp = details
         otherApp["app"] = "org.example.Other"
-        let other = try environment.polkit.pkcheck(Self.whenInUse, subject: app.pid, details: otherApp, caller: "daemon")
+        let other = try environment.polkit.pkcheck(
+            Self.whenInUse, subject: app.pid, details: otherApp, caller: "daemon")
         print("the action owner checking nobody's process with app=org.example.Other: \(other)")
         #expect(other.answer == .notAuthorised, "\(other)")
     }
@@ -147,8 +150,10 @@ struct PolkitHarnessTests {
         let agent = try environment.polkit.startTextAgent(for: app.pid)
         defer { agent.signal(SIGKILL) }
         let check = try Unprivileged.spawn(
-            ["pkcheck", "--action-id", Self.always, "--process", String(app.pid), "--allow-user-interaction",
-             "--detail", "app", "org.example.Maps", "--detail", "grant", "always"],
+            [
+                "pkcheck", "--action-id", Self.always, "--process", String(app.pid), "--allow-user-interaction",
+                "--detail", "app", "org.example.Maps", "--detail", "grant", "always",
+            ],
             asUser: nil, environment: environment.bus.environment, in: environment.polkit.directory)
         defer { check.stop(grace: 0) }
         let message = "org.example.Maps wants to use your location at any time, also when you are not using it"

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
-import Testing
 import TestSupport
+import Testing
 
 /// Authorisation under load and polkit's answers reused: a real polkitd, the daemon asking it, and apps run as
 /// the unprivileged `nobody` (root is always authorised), each on a bus connection of its own
@@ -51,7 +51,8 @@ struct PolkitLoadTests {
             bus: bus, rules: ["10-test.rules": rule("YES", action: "io.github.whereabouts1.location-always")])
         let harness: DaemonHarness
         do {
-            harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+            harness = try DaemonHarness(
+                config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
             try harness.startDaemon()
         } catch {
             polkit.stop()
@@ -119,7 +120,8 @@ struct PolkitLoadTests {
             """
         let polkit = try PolkitHarness(bus: bus, rules: ["10-slow.rules": slowRule])
         defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
         try harness.startDaemon()
         defer { harness.stop() }
         let result = try polkit.run(
@@ -135,7 +137,8 @@ struct PolkitLoadTests {
         let always = "io.github.whereabouts1.location-always"
         let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": Self.rule("YES", action: always)])
         defer { polkit.stop() }
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
         try harness.startDaemon()
         defer { harness.stop() }
         let cli = try ProjectPaths.product("whereabouts").path
@@ -172,19 +175,24 @@ struct PolkitLoadTests {
         let logind = try LogindMock(bus: bus)
         defer { logind.stop() }
         try logind.addSession("c1", uid: 65534, user: "nobody", active: true)
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
         try harness.startDaemon()
         defer { harness.stop() }
         let flags = polkit.directory.appendingPathComponent("flags-\(getpid())")
         try FileManager.default.createDirectory(at: flags, withIntermediateDirectories: true)
-        let clients = try polkit.spawn(["/usr/bin/python3", Self.script.path, bus.address, Self.app, "steps", "3", flags.path])
+        let clients = try polkit.spawn([
+            "/usr/bin/python3", Self.script.path, bus.address, Self.app, "steps", "3", flags.path,
+        ])
         defer { clients.stop() }
         try logind.mapProcesses([clients.pid: "c1"])
         func step(_ number: Int) throws -> String {
-            _ = FileManager.default.createFile(atPath: flags.appendingPathComponent("step-\(number)").path, contents: nil)
+            _ = FileManager.default.createFile(
+                atPath: flags.appendingPathComponent("step-\(number)").path, contents: nil)
             var line = ""
             try Wait.until("step \(number) to be decided", timeout: 20) {
-                line = clients.log.split(separator: "\n").first { $0.hasPrefix("step \(number): ") }.map(String.init) ?? ""
+                line =
+                    clients.log.split(separator: "\n").first { $0.hasPrefix("step \(number): ") }.map(String.init) ?? ""
                 return !line.isEmpty
             }
             return line

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The Polkit module loads libpolkit-gobject-1 with dlopen and declares what it calls itself; these tests hold
 /// those declarations to the installed headers.
@@ -40,7 +40,8 @@ struct PolkitLoaderTests {
     }
 
     private func run(_ program: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("whereabouts-abi-\(UUID().uuidString).log")
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "whereabouts-abi-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: log) }
         let process = try ChildProcess(try Executables.find(program), arguments, logFile: log)
         let status = try process.wait(timeout: 60)

@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// Static source and gpsd, gpsd being whatever listens on 127.0.0.1:`port` (a plain TCP listener in these tests).
 func staticAndGPSDConfig(port: UInt16, staticPath: String = "@DIR@/geolocation") -> String {
@@ -165,10 +165,13 @@ struct ProviderSelectionTests {
                 arguments: arguments, timeout: .seconds(10))
         }
         let path = try #require(
-            try await call(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "GetClient").first?.objectPath)
+            try await call(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "GetClient").first?
+                .objectPath)
         let properties = "org.freedesktop.DBus.Properties"
-        _ = try await call(path, properties, "Set", [.string(client), .string("DesktopId"), .variant(.string("whereabouts-test"))])
-        _ = try await call(path, properties, "Set", [.string(client), .string("RequestedAccuracyLevel"), .variant(.uint32(8))])
+        _ = try await call(
+            path, properties, "Set", [.string(client), .string("DesktopId"), .variant(.string("whereabouts-test"))])
+        _ = try await call(
+            path, properties, "Set", [.string(client), .string("RequestedAccuracyLevel"), .variant(.uint32(8))])
         _ = try await call(path, client, "Start")
         try await eventually("the daemon to connect to gpsd") { gpsd.accepted >= 1 }
         // Short: if the provider spins, it takes a core and floods the bus while this runs.

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// A configuration replaying `@DIR@/<file>` at `speed` times real time.
 func replayConfig(file: String = "track.nmea", speed: Double) -> String {
@@ -34,15 +34,16 @@ struct ReplayTests {
         return path
     }
 
-
     @Test func replayedFixesMoveEastOneUpdatePerFix() async throws {
         // 2× speed gives a test process slowed by a loaded machine half a second to read each object.
         let speed = 2.0
-        let harness = try await startedHarness(config: replayConfig(speed: speed), files: ["track.nmea": nmeaTrack(count: 30)])
+        let harness = try await startedHarness(
+            config: replayConfig(speed: speed), files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { app.close() }
-        let level = try await app.get(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "AvailableAccuracyLevel")
+        let level = try await app.get(
+            GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "AvailableAccuracyLevel")
         #expect(level == .uint32(8))
         let path = try await startClient(app)
 
@@ -81,7 +82,9 @@ struct ReplayTests {
         for (index, fix) in read.enumerated() {
             guard let time = timestampSeconds(fix?["Timestamp"]) else { continue }
             if let previous {
-                #expect(time - previous.time >= Double(index - previous.index) * 0.1 - 0.001, "updates \(previous.index) and \(index)")
+                #expect(
+                    time - previous.time >= Double(index - previous.index) * 0.1 - 0.001,
+                    "updates \(previous.index) and \(index)")
             }
             previous = (index, time)
         }
@@ -110,7 +113,8 @@ struct ReplayTests {
     }
 
     @Test func distanceThresholdHoldsBackSmallMoves() async throws {
-        let harness = try await startedHarness(config: replayConfig(speed: 10), files: ["track.nmea": nmeaTrack(count: 30)])
+        let harness = try await startedHarness(
+            config: replayConfig(speed: 10), files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { app.close() }
@@ -127,7 +131,8 @@ struct ReplayTests {
             }
         }
         try await app.waitFor("2 s of fixes refreshed in place", timeout: .seconds(30)) {
-            app.locationUpdates.count > 1 || refreshes().contains { (timestampSeconds($0["Timestamp"]) ?? 0) >= start + 2 }
+            app.locationUpdates.count > 1
+                || refreshes().contains { (timestampSeconds($0["Timestamp"]) ?? 0) >= start + 2 }
         }
         // Signals arrive in order, so any LocationUpdated sent before that refresh is already here.
         #expect(app.locationUpdates.count == 1, "\(app.locationUpdates.map(\.new))")
@@ -135,7 +140,8 @@ struct ReplayTests {
     }
 
     @Test func timeThresholdSpacesUpdates() async throws {
-        let harness = try await startedHarness(config: replayConfig(speed: 1), files: ["track.nmea": nmeaTrack(count: 30)])
+        let harness = try await startedHarness(
+            config: replayConfig(speed: 1), files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { app.close() }
@@ -153,7 +159,9 @@ struct ReplayTests {
             #expect(abs((values["Speed"]?.double ?? .nan) - ReplayTests.recordedSpeed) <= 0.5)
             read += 1
         }
-        let pairs = (0..<read).compactMap { index in originals[index].flatMap { a in originals[index + 1].map { (a, $0) } } }
+        let pairs = (0..<read).compactMap { index in
+            originals[index].flatMap { a in originals[index + 1].map { (a, $0) } }
+        }
         #expect(!pairs.isEmpty, "no two consecutive updates could be read before their refresh")
         for (earlier, later) in pairs {
             #expect(later - earlier >= 3 - 0.001, "updates \(later - earlier) s of fix time apart")
@@ -177,7 +185,8 @@ struct ReplayTests {
             """
         for (index, point) in points.enumerated() {
             gpx += "      <trkpt lat=\"\(point.latitude)\" lon=\"\(point.longitude)\">"
-            gpx += "<ele>\(point.elevation)</ele><time>2024-03-15T12:00:\(String(format: "%02d", index))Z</time></trkpt>\n"
+            gpx +=
+                "<ele>\(point.elevation)</ele><time>2024-03-15T12:00:\(String(format: "%02d", index))Z</time></trkpt>\n"
         }
         gpx += "    </trkseg>\n  </trk>\n</gpx>\n"
         // Real time: an object stays readable for about four fixes after it is announced, which leaves a test
@@ -191,11 +200,14 @@ struct ReplayTests {
         let read = try await app.readLocations(count: 5, timeout: .seconds(60))
         let fixes = read.compactMap { $0 }
         #expect(fixes.count >= 3)
-        if let first = read[0] { #expect(first["Latitude"] == .double(points[0].latitude), "playback starts at the first point") }
+        if let first = read[0] {
+            #expect(first["Latitude"] == .double(points[0].latitude), "playback starts at the first point")
+        }
         var latitudes: [Double] = []
         for fix in fixes {
             let latitude = try #require(fix["Latitude"]?.double)
-            let point = try #require(points.first { abs($0.latitude - latitude) < 1e-9 }, "\(latitude) is no track point")
+            let point = try #require(
+                points.first { abs($0.latitude - latitude) < 1e-9 }, "\(latitude) is no track point")
             #expect(fix["Longitude"] == .double(point.longitude))
             #expect(fix["Altitude"] == .double(point.elevation))
             #expect(fix["Description"] == .string("Replay of track.gpx"))

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// `io.github.whereabouts1.Manager.LocationServicesEnabled`: the switch that stops every client, kept across
 /// restarts, set only with the management authorisation.
@@ -23,7 +23,8 @@ struct ServicesSwitchTests {
     @BusActor
     static func activeValues(_ app: GeoClueTestClient) -> [Bool] {
         app.signals.compactMap { message in
-            guard message.member == "PropertiesChanged", message.arguments().first?.string == GeoClueTestClient.clientInterface
+            guard message.member == "PropertiesChanged",
+                message.arguments().first?.string == GeoClueTestClient.clientInterface
             else { return nil }
             return message.arguments()[1].stringKeyedEntries?["Active"]?.bool
         }
@@ -46,7 +47,9 @@ struct ServicesSwitchTests {
         try await app.set(other, GeoClueTestClient.clientInterface, "DesktopId", .string("whereabouts-test"))
 
         try await Self.setSwitch(app, false)
-        #expect(try await app.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled") == .boolean(false))
+        #expect(
+            try await app.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled") == .boolean(false)
+        )
         #expect(try await app.get(watching, GeoClueTestClient.clientInterface, "Active") == .boolean(false))
         #expect(try await app.get(watching, Self.client, "Available") == .boolean(false))
         #expect(try await app.get(watching, Self.client, "LastLocation") == .objectPath(.root))
@@ -65,7 +68,8 @@ struct ServicesSwitchTests {
         #expect(try await app.get(watching, GeoClueTestClient.clientInterface, "Active") == .boolean(true))
         #expect(await Self.activeValues(app) == [true, false, true])
         #expect(await Self.availabilityReasons(app).contains("services-enabled"))
-        #expect(try await app.get(other, GeoClueTestClient.clientInterface, "Active") == .boolean(false),
+        #expect(
+            try await app.get(other, GeoClueTestClient.clientInterface, "Active") == .boolean(false),
             "a client that failed to start while off is not started by the switch")
         #expect(try await app.availableLevel() == 8)
     }
@@ -82,7 +86,9 @@ struct ServicesSwitchTests {
         harness.daemon?.stop()
         try harness.startDaemon()
         let again = try await GeoClueTestClient(bus: harness.bus)
-        #expect(try await again.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled") == .boolean(false))
+        #expect(
+            try await again.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled")
+                == .boolean(false))
         try await Self.setSwitch(again, true)
         await again.close()
         #expect(try String(contentsOf: harness.file("services"), encoding: .utf8) == "enabled=true\n")
@@ -92,7 +98,9 @@ struct ServicesSwitchTests {
         try harness.startDaemon()
         let third = try await GeoClueTestClient(bus: harness.bus)
         defer { Task { @BusActor in third.close() } }
-        #expect(try await third.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled") == .boolean(false))
+        #expect(
+            try await third.get(GeoClueTestClient.managerPath, Self.manager, "LocationServicesEnabled")
+                == .boolean(false))
         #expect(harness.daemonLog.contains("neither enabled=true nor enabled=false"), "\(harness.daemonLog)")
         let aside = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
             .filter { $0.hasPrefix("services.corrupt-") }
@@ -104,7 +112,8 @@ struct ServicesSwitchTests {
         defer { harness.stop() }
         try harness.startDaemon()
         let cli = try ProjectPaths.product("whereabouts").path
-        let refused = try Unprivileged.run([cli, "services", "off"], environment: harness.bus.environment, in: harness.directory)
+        let refused = try Unprivileged.run(
+            [cli, "services", "off"], environment: harness.bus.environment, in: harness.directory)
         #expect(refused.status == 4, "\(refused.output)")
         #expect(refused.output.contains("only root may manage location"), "\(refused.output)")
         let read = try Unprivileged.run([cli, "services"], environment: harness.bus.environment, in: harness.directory)

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// `whereabouts replay FILE` and `io.github.whereabouts1.Manager.Simulate`: a recorded track in the place of every
 /// provider, with the management authorisation.
@@ -18,7 +18,8 @@ struct SimulationTests {
         return harness
     }
 
-    static func cli(_ harness: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> CommandResult {
+    static func cli(_ harness: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> CommandResult
+    {
         try Unprivileged.run(
             [try ProjectPaths.product("whereabouts").path] + arguments, asUser: user,
             environment: harness.bus.environment, in: harness.directory)
@@ -50,7 +51,9 @@ struct SimulationTests {
         let deadline = ContinuousClock.now + .seconds(10)
         // A slow test process may ask for an object the daemon has already released: that is "not yet", too.
         while (try? await app.latestLocation())?["Latitude"] != .double(48.8584) {
-            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("the static source did not serve again") }
+            guard ContinuousClock.now < deadline else {
+                throw TestEnvironmentError("the static source did not serve again")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -158,7 +161,8 @@ struct SimulationTests {
 
         let allowed = try PolkitAuthorisationTests.Setup(rules: ServicesSwitchTests.managementRule("YES"))
         defer { allowed.stop() }
-        let track = FileManager.default.temporaryDirectory.appendingPathComponent("whereabouts-\(UUID().uuidString).nmea")
+        let track = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "whereabouts-\(UUID().uuidString).nmea")
         try nmeaTrack(count: 3).write(to: track, atomically: false, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: track) }
         let played = try allowed.cli(["replay", track.path, "--speed", "20"])

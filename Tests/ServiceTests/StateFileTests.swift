@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// The state files and the configuration opened as what they must be: a FIFO, a directory or a symbolic link in
 /// their place is refused with the file and the reason and moved aside, never read through, written through or
@@ -72,7 +72,8 @@ struct StateFileTests {
         #expect(try String(contentsOfFile: secret, encoding: .utf8) == Self.validText[name]!)
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { Task { @BusActor in app.close() } }
-        let enabled = try await app.get(GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "LocationServicesEnabled")
+        let enabled = try await app.get(
+            GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "LocationServicesEnabled")
         // The switch fails closed; the others fail to their empty state.
         #expect(enabled == .boolean(name != "services"), "\(log)")
     }
@@ -90,10 +91,15 @@ struct StateFileTests {
         try write(text, to: harness.file("grants"))
         try await harness.launch()
         let log = harness.daemonLog
-        #expect(log.contains("\(harness.file("grants").path): is \(text.utf8.count) bytes, more than the limit of \(16 << 20)"), "\(log)")
+        #expect(
+            log.contains(
+                "\(harness.file("grants").path): is \(text.utf8.count) bytes, more than the limit of \(16 << 20)"),
+            "\(log)")
         let aside = try Self.files(harness, startingWith: "grants.corrupt-")
         #expect(aside.count == 1, "\(log)")
-        #expect(aside.first.map { Self.size(of: harness.file($0).path) } == text.utf8.count, "the file moved aside is whole")
+        #expect(
+            aside.first.map { Self.size(of: harness.file($0).path) } == text.utf8.count, "the file moved aside is whole"
+        )
     }
 
     /// A decision of root's seeded and revoked, so that the daemon saves the grants once.
@@ -101,7 +107,8 @@ struct StateFileTests {
 
     @Test(arguments: [Impostor.fifo, .symlinkToFile])
     func aTemporaryFileInTheWayIsNeitherWrittenThroughNorWaitedOn(impostor: Impostor) async throws {
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile, "grants": Self.seeded])
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile, "grants": Self.seeded])
         defer { harness.stop() }
         let victim = harness.file("victim").path
         try write("precious\n", to: URL(fileURLWithPath: victim))
@@ -144,7 +151,9 @@ struct StateFileTests {
         let daemon = try #require(harness.daemon)
         _ = try await daemon.exited(within: 20)
         #expect(daemon.exitCode == 1, "\(daemon.log)")
-        #expect(daemon.log.contains("\(harness.configFile.path): is \(size) bytes, more than the limit of 1048576"), "\(daemon.log)")
+        #expect(
+            daemon.log.contains("\(harness.configFile.path): is \(size) bytes, more than the limit of 1048576"),
+            "\(daemon.log)")
     }
 
     @Test func aConfigurationThatIsNotUTF8IsRefusedAtItsLine() async throws {
@@ -160,11 +169,15 @@ struct StateFileTests {
 
     @Test func aKeyGivenTwiceIsAWarningNamingBothLines() async throws {
         let harness = try DaemonHarness(
-            config: "[agent]\nwhitelist=gnome-shell\n\n[authorisation]\npolkit=true\npolkit=false\ngrants=@DIR@/grants\n")
+            config:
+                "[agent]\nwhitelist=gnome-shell\n\n[authorisation]\npolkit=true\npolkit=false\ngrants=@DIR@/grants\n")
         defer { harness.stop() }
         try await harness.launch()
         let log = harness.daemonLog
-        #expect(log.contains("\(harness.configFile.path):6: key 'polkit' in [authorisation]: given again; this value replaces the one on line 5"), "\(log)")
+        #expect(
+            log.contains(
+                "\(harness.configFile.path):6: key 'polkit' in [authorisation]: given again; this value replaces the one on line 5"
+            ), "\(log)")
     }
 
     /// Refuses every Whereabouts action to nobody's interactive requests: each ends in a stored refusal.

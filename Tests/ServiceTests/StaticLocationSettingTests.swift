@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 /// `whereabouts set-location` and `clear-location` (`SetStaticLocation`, `ClearStaticLocation`): a location an
 /// administrator sets, served in the place of the static source's file.
@@ -10,7 +10,8 @@ import TestSupport
 struct StaticLocationSettingTests {
     static let manager = "io.github.whereabouts1.Manager"
 
-    static func cli(_ harness: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> CommandResult {
+    static func cli(_ harness: DaemonHarness, _ arguments: [String], asUser user: String? = nil) throws -> CommandResult
+    {
         try Unprivileged.run(
             [try ProjectPaths.product("whereabouts").path] + arguments, asUser: user,
             environment: harness.bus.environment, in: harness.directory)
@@ -55,7 +56,9 @@ struct StaticLocationSettingTests {
         try harness.startDaemon()
         let set = try Self.cli(harness, ["set-location", "52.52", "13.405"])
         #expect(set.status == 0, "\(set.output)\n\(harness.daemonLog)")
-        #expect(try String(contentsOf: harness.file("static-location"), encoding: .utf8).contains("52.52\n13.405\n0.0\n100.0\n"))
+        #expect(
+            try String(contentsOf: harness.file("static-location"), encoding: .utf8).contains(
+                "52.52\n13.405\n0.0\n100.0\n"))
 
         harness.daemon?.stop()
         try harness.startDaemon()
@@ -71,7 +74,8 @@ struct StaticLocationSettingTests {
     }
 
     @Test func badValuesUnauthorisedCallersAndACorruptFileAreRefused() async throws {
-        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile, "static-location": "91\n0\n0\n10\n"])
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile, "static-location": "91\n0\n0\n10\n"])
         defer { harness.stop() }
         try harness.startDaemon()
         #expect(harness.daemonLog.contains("static location: "), "\(harness.daemonLog)")
@@ -81,10 +85,14 @@ struct StaticLocationSettingTests {
 
         let app = try await GeoClueTestClient(bus: harness.bus)
         defer { Task { @BusActor in app.close() } }
-        for (values, named) in [([91.0, 0, 0, 10], "latitude"), ([0, -181, 0, 10], "longitude"), ([0, 0, .nan, 10], "altitude"), ([0, 0, 0, -1], "accuracy")] {
+        for (values, named) in [
+            ([91.0, 0, 0, 10], "latitude"), ([0, -181, 0, 10], "longitude"), ([0, 0, .nan, 10], "altitude"),
+            ([0, 0, 0, -1], "accuracy"),
+        ] {
             await expectDBusError("org.freedesktop.DBus.Error.InvalidArgs", containing: named) {
                 _ = try await app.call(
-                    GeoClueTestClient.managerPath, Self.manager, "SetStaticLocation", values.map { DBusValue.double($0) })
+                    GeoClueTestClient.managerPath, Self.manager, "SetStaticLocation",
+                    values.map { DBusValue.double($0) })
             }
         }
         let refused = try Self.cli(harness, ["set-location", "1", "2"], asUser: "nobody")

@@ -1,8 +1,8 @@
 import DBus
 import Foundation
 import Loop
-import Testing
 import TestSupport
+import Testing
 
 @Suite("io.github.whereabouts1 interfaces, end to end")
 @BusActor
@@ -83,7 +83,9 @@ struct WhereaboutsInterfaceTests {
         #expect(try await app.get(last, oursLocation, "Stale") == .boolean(true))
         let intruder = try await service.client()
         defer { intruder.close() }
-        await expectDBusError(DBusError.Name.accessDenied) { _ = try await intruder.get(last, oursLocation, "Latitude") }
+        await expectDBusError(DBusError.Name.accessDenied) {
+            _ = try await intruder.get(last, oursLocation, "Latitude")
+        }
         await expectDBusError(DBusError.Name.invalidArgs, containing: "unknown or mistyped option") {
             _ = try await request(app, client, ["timeout": .string("soon")])
         }
@@ -95,7 +97,9 @@ struct WhereaboutsInterfaceTests {
         let app = try await service.client()
         defer { app.close() }
         let client = try await named(app, desktopId: "denied-app")
-        await expectDBusError("io.github.whereabouts1.Error.PermissionDenied", containing: "disallowed by configuration") {
+        await expectDBusError(
+            "io.github.whereabouts1.Error.PermissionDenied", containing: "disallowed by configuration"
+        ) {
             _ = try await request(app, client, [:])
         }
     }
@@ -110,16 +114,26 @@ struct WhereaboutsInterfaceTests {
         let values = try await observer.getAll(GeoClueTestClient.managerPath, oursManager)
         #expect(values["LocationServicesEnabled"] == .boolean(true))
         #expect(values["ActiveApps"] == .strings([]))
-        #expect(values["Providers"] == .array(element: "(subba{sv})", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(false), .vardict([:])])]))
+        #expect(
+            values["Providers"]
+                == .array(
+                    element: "(subba{sv})",
+                    [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(false), .vardict([:])])]))
         let client = try await app.startedClient(desktopId: "some-app")
         _ = try await app.waitForUpdates(1)
-        #expect(try await observer.get(GeoClueTestClient.managerPath, oursManager, "ActiveApps") == .strings(["some-app"]))
-        #expect(try await observer.get(GeoClueTestClient.managerPath, oursManager, "Providers")
-            == .array(element: "(subba{sv})", [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(true), .vardict([:])])]))
+        #expect(
+            try await observer.get(GeoClueTestClient.managerPath, oursManager, "ActiveApps") == .strings(["some-app"]))
+        #expect(
+            try await observer.get(GeoClueTestClient.managerPath, oursManager, "Providers")
+                == .array(
+                    element: "(subba{sv})",
+                    [.structure([.string("static"), .uint32(1), .boolean(true), .boolean(true), .vardict([:])])]))
         _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
         try await observer.waitFor("ActiveApps to empty") {
-            observer.signals.contains { $0.member == "PropertiesChanged" && $0.arguments().first?.string == oursManager
-                && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] == .strings([]) }
+            observer.signals.contains {
+                $0.member == "PropertiesChanged" && $0.arguments().first?.string == oursManager
+                    && $0.arguments()[1].stringKeyedEntries?["ActiveApps"] == .strings([])
+            }
         }
         // Nothing of a client's is announced to others: the observer saw no client path at all.
         #expect(!observer.signals.contains { $0.path?.rawValue.hasPrefix("/org/freedesktop/GeoClue2/Client") == true })
@@ -127,7 +141,8 @@ struct WhereaboutsInterfaceTests {
 
     @Test func replayedFixesCarryCourseSpeedAndTheSimulatedFlag() async throws {
         let harness = try DaemonHarness(
-            config: "[replay]\nenable=true\npath=@DIR@/track.nmea\nspeed=1\n", files: ["track.nmea": nmeaTrack(count: 30)])
+            config: "[replay]\nenable=true\npath=@DIR@/track.nmea\nspeed=1\n",
+            files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
         try harness.startDaemon()
         let app = try await GeoClueTestClient(bus: harness.bus)
@@ -150,7 +165,8 @@ struct WhereaboutsInterfaceTests {
 
     @Test func minimumUpdateDistanceDropsNearbyFixes() async throws {
         let harness = try DaemonHarness(
-            config: "[replay]\nenable=true\npath=@DIR@/track.nmea\nspeed=10\n", files: ["track.nmea": nmeaTrack(count: 60)])
+            config: "[replay]\nenable=true\npath=@DIR@/track.nmea\nspeed=10\n",
+            files: ["track.nmea": nmeaTrack(count: 60)])
         defer { harness.stop() }
         try harness.startDaemon()
         let app = try await GeoClueTestClient(bus: harness.bus)
@@ -165,7 +181,9 @@ struct WhereaboutsInterfaceTests {
         // Ten fixes a second are played; at most every fourth may be delivered (plus the first).
         let played = Int(((ContinuousClock.now - began) / .seconds(1)) * 10) + 1
         #expect(updates >= 2 && updates <= played / 4 + 2, "\(updates) updates of \(played) fixes")
-        await expectDBusError(DBusError.Name.invalidArgs) { try await app.set(client, ours, "MinimumUpdateDistance", .double(-1)) }
+        await expectDBusError(DBusError.Name.invalidArgs) {
+            try await app.set(client, ours, "MinimumUpdateDistance", .double(-1))
+        }
     }
 
     @Test func monitoringTimeoutSignalsWhenUpdatesStop() async throws {
@@ -177,7 +195,9 @@ struct WhereaboutsInterfaceTests {
         try await app.set(client, ours, "MonitoringTimeout", .uint32(300))
         _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
         _ = try await app.waitForUpdates(1)
-        try await app.waitFor("UpdatesTimedOut") { app.signals.contains { $0.member == "UpdatesTimedOut" && $0.path == client } }
+        try await app.waitFor("UpdatesTimedOut") {
+            app.signals.contains { $0.member == "UpdatesTimedOut" && $0.path == client }
+        }
     }
 
     @Test func powerSavingClientsDoNotStartSatelliteReceivers() async throws {

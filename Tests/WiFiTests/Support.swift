@@ -74,7 +74,8 @@ final class ScanRecorder<Scanner: AccessPointScanner> {
     }
 
     /// The first scan reported after `count` scans for which `condition` holds.
-    func scan(after count: Int, where what: String, _ condition: @escaping @Sendable ([AccessPoint]) -> Bool) async throws
+    func scan(after count: Int, where what: String, _ condition: @escaping @Sendable ([AccessPoint]) -> Bool)
+        async throws
         -> [AccessPoint]
     {
         var found: [AccessPoint]?

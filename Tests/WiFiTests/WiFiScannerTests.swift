@@ -2,8 +2,8 @@ import DBus
 import Foundation
 import Glibc
 import Loop
-import Testing
 import TestSupport
+import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
 import WiFi
@@ -20,18 +20,23 @@ struct WiFiScannerTests {
         defer { stand.stop() }
         let wpa = try WPASupplicantMock(bus: stand.bus, interfaces: ["wlan0", "wlan1"])
         defer { wpa.stop() }
-        try wpa.setScanResults("wlan0", [
-            .init(bssid: octets(1), ssid: "north", signal: -50, frequency: 2412, age: 3),
-            .init(bssid: octets(2), ssid: "both", signal: -70, frequency: 5180, age: 1),
-        ])
-        try wpa.setScanResults("wlan1", [
-            .init(bssid: octets(2), ssid: "both", signal: -60, frequency: 5180, age: 2),
-            .init(bssid: octets(3), ssid: "", signal: -80, frequency: 2437, age: 0),
-        ])
+        try wpa.setScanResults(
+            "wlan0",
+            [
+                .init(bssid: octets(1), ssid: "north", signal: -50, frequency: 2412, age: 3),
+                .init(bssid: octets(2), ssid: "both", signal: -70, frequency: 5180, age: 1),
+            ])
+        try wpa.setScanResults(
+            "wlan1",
+            [
+                .init(bssid: octets(2), ssid: "both", signal: -60, frequency: 5180, age: 2),
+                .init(bssid: octets(3), ssid: "", signal: -80, frequency: 2437, age: 0),
+            ])
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -64,7 +69,8 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -100,7 +106,8 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -134,8 +141,12 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in other.close() } }
         let (subject, witness) = await BusActor.run {
             (
-                ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)),
-                ScanRecorder(WPASupplicantScanner(connection: other, logger: RecordingLogger(), roundTimeout: Stand.roundTimeout))
+                ScanRecorder(
+                    WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+                ),
+                ScanRecorder(
+                    WPASupplicantScanner(connection: other, logger: RecordingLogger(), roundTimeout: Stand.roundTimeout)
+                )
             )
         }
         await subject.scanner.ready()
@@ -227,7 +238,8 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -247,10 +259,12 @@ struct WiFiScannerTests {
         let wpa = try WPASupplicantMock(bus: stand.bus, interfaces: ["wlan0"], scanDelay: 100)
         defer { wpa.stop() }
         // Another client's scan leaves wpa_supplicant holding access point 1, seen just now, and 2, seen 40 s ago.
-        try wpa.setScanResults("wlan0", [
-            .init(bssid: octets(1), ssid: "recent", signal: -50, age: 2),
-            .init(bssid: octets(2), ssid: "stale", signal: -55, age: 40),
-        ])
+        try wpa.setScanResults(
+            "wlan0",
+            [
+                .init(bssid: octets(1), ssid: "recent", signal: -50, age: 2),
+                .init(bssid: octets(2), ssid: "stale", signal: -55, age: 40),
+            ])
         try wpa.scan("wlan0")
         try await eventuallyHolds(wpa, count: 2)
         // Our own scan will find access point 3 only.
@@ -258,7 +272,8 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -288,7 +303,8 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -308,18 +324,21 @@ struct WiFiScannerTests {
         let wpa = try WPASupplicantMock(bus: stand.bus, interfaces: ["wlan0"])
         defer { wpa.stop() }
         let good = WPASupplicantMock.BSS(bssid: octets(1), ssid: "good", signal: -50)
-        try wpa.setScanResults("wlan0", [
-            good,
-            .init(bssid: [1, 2, 3, 4, 5], ssid: "short", signal: -50),
-            good.with("BSSID", .bytes(octets(3))).with("Signal", .string("strong")),
-            good.with("BSSID", .bytes(octets(4))).with("SSID", nil),
-            good.with("BSSID", .bytes(octets(5))).with("Frequency", .uint32(2412)),
-            good.with("BSSID", .string("02:11:22:33:44:06")),
-        ])
+        try wpa.setScanResults(
+            "wlan0",
+            [
+                good,
+                .init(bssid: [1, 2, 3, 4, 5], ssid: "short", signal: -50),
+                good.with("BSSID", .bytes(octets(3))).with("Signal", .string("strong")),
+                good.with("BSSID", .bytes(octets(4))).with("SSID", nil),
+                good.with("BSSID", .bytes(octets(5))).with("Frequency", .uint32(2412)),
+                good.with("BSSID", .string("02:11:22:33:44:06")),
+            ])
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -349,7 +368,8 @@ struct WiFiScannerTests {
         // only the scanner's own check of the sender keeps them out.
         _ = try await connection.subscribe(SignalMatch()) { _ in }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+            ScanRecorder(
+                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -375,7 +395,9 @@ struct WiFiScannerTests {
         try await recorder.waitUntil("wlan1 to be added") { scanner.interfaces.count >= 2 }
         #expect(await scanner.interfaces.map(\.rawValue) == [wlan0, wlan1])
         let second = try await recorder.scan(2)
-        #expect(bssids(second) == [bssid(1), bssid(2)], "the second report is the round wlan1 started, not the fake ScanDone's")
+        #expect(
+            bssids(second) == [bssid(1), bssid(2)],
+            "the second report is the round wlan1 started, not the fake ScanDone's")
         #expect(try wpa.scanCount("wlan0") == 2)
         await scanner.stop()
     }
@@ -432,7 +454,8 @@ struct WiFiScannerTests {
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
                 connection: connection, logger: stand.logger, settleDelay: .milliseconds(300))
-            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+            let wpaSupplicant = WPASupplicantScanner(
+                connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }
@@ -534,7 +557,8 @@ struct WiFiScannerTests {
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
                 connection: connection, logger: stand.logger, settleDelay: .milliseconds(200))
-            let wpaSupplicant = WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+            let wpaSupplicant = WPASupplicantScanner(
+                connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }
@@ -551,8 +575,10 @@ struct WiFiScannerTests {
 
         // The activation file works: a call by name does start the stand-in.
         _ = try Unprivileged.run(
-            [try Executables.find("busctl").path, "--address=\(stand.bus.address)", "--timeout=2", "call",
-             WPASupplicantMock.busName, "/", "org.freedesktop.DBus.Peer", "Ping"],
+            [
+                try Executables.find("busctl").path, "--address=\(stand.bus.address)", "--timeout=2", "call",
+                WPASupplicantMock.busName, "/", "org.freedesktop.DBus.Peer", "Ping",
+            ],
             asUser: nil, environment: stand.bus.environment, in: stand.bus.directory)
         try Wait.until("the activation script to run", timeout: 10) {
             FileManager.default.fileExists(atPath: marker.path)

@@ -60,7 +60,9 @@ public enum IchnaeaOutcome: Sendable, Equatable {
         } catch {
             return .malformed("the answer is not JSON: \(sanitised(error.description))")
         }
-        guard answer.objectValue != nil else { return .malformed("the answer is \(answer.typeDescription), not an object") }
+        guard answer.objectValue != nil else {
+            return .malformed("the answer is \(answer.typeDescription), not an object")
+        }
         if kind == .wifi, let fallback = answer["fallback"] {
             let name = fallback.stringValue.map { " (\(sanitised($0)))" } ?? ""
             return .malformed("the server answered from a fallback\(name) although none was allowed")
@@ -69,7 +71,9 @@ public enum IchnaeaOutcome: Sendable, Equatable {
         guard location.objectValue != nil else {
             return .malformed("location is \(location.typeDescription), not an object")
         }
-        let latitude: Double, longitude: Double, accuracy: Double
+        let latitude: Double
+        let longitude: Double
+        let accuracy: Double
         switch number(location["lat"], named: "location.lat", in: -90...90) {
         case .success(let value): latitude = value
         case .failure(let problem): return .malformed(problem.text)

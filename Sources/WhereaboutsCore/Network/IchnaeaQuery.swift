@@ -12,7 +12,10 @@ public enum IchnaeaQuery {
     /// 404 rather than a position from the client's IP address dressed as a Wi-Fi fix.
     public static func wifi(_ usable: [AccessPoint]) -> [UInt8] {
         let accessPoints: [JSONValue] = usable.map { accessPoint in
-            ["macAddress": .string(accessPoint.bssid.description), "signalStrength": .number(Double(accessPoint.signal))]
+            [
+                "macAddress": .string(accessPoint.bssid.description),
+                "signalStrength": .number(Double(accessPoint.signal)),
+            ]
         }
         let body: JSONValue = [
             "considerIp": false,
@@ -50,7 +53,9 @@ public enum IchnaeaQuery {
                     "ssid": .string(accessPoint.ssidText ?? ""),
                     "signalStrength": .number(Double(accessPoint.signal)),
                 ]
-                if let frequency = accessPoint.frequency, frequency > 0 { entry["frequency"] = .number(Double(frequency)) }
+                if let frequency = accessPoint.frequency, frequency > 0 {
+                    entry["frequency"] = .number(Double(frequency))
+                }
                 if let age = accessPoint.age { entry["age"] = .number(Double(age.wholeNanoseconds / 1_000_000)) }
                 return .object(entry)
             }

@@ -323,7 +323,8 @@ public struct CachedPosition: Sendable, Equatable {
     init(_ entry: PositionCache.Entry, similarity: Double) {
         self.init(
             latitude: entry.latitude, longitude: entry.longitude,
-            accuracy: entry.origin == .learned ? max(entry.accuracy, PositionCache.learnedAccuracyFloor) : entry.accuracy,
+            accuracy: entry.origin == .learned
+                ? max(entry.accuracy, PositionCache.learnedAccuracyFloor) : entry.accuracy,
             origin: entry.origin, stored: entry.stored, similarity: similarity)
     }
 

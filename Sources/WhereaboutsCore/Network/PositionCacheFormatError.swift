@@ -35,8 +35,9 @@ public struct PositionCacheFormatError: Error, Sendable, Equatable, CustomString
             case .missingHeader: "not a position cache: the first line is not 'whereabouts-position-cache 1'"
             case .unsupportedVersion(let version): "unsupported version \(shown(version))"
             case .emptyLine: "empty line"
-            case .fieldCount(let count): "\(count) fields; an entry has origin, time, latitude, longitude, accuracy "
-                + "and access points"
+            case .fieldCount(let count):
+                "\(count) fields; an entry has origin, time, latitude, longitude, accuracy "
+                    + "and access points"
             case .unknownOrigin(let text): "origin \(shown(text)) is neither 'network' nor 'learned'"
             case .invalidTime(let text): "time \(shown(text)) is not microseconds since 1970"
             case .invalidLatitude(let text): "latitude \(shown(text)) is not a number in -90...90"

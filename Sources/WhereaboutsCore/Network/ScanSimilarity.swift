@@ -46,7 +46,9 @@ struct ScanProfile: Sendable {
 
     init(_ sightings: [AccessPointSighting], anchorSignal: Int, minimumAnchors: Int) {
         var strongest: [BSSID: Int] = [:]
-        for sighting in sightings { strongest[sighting.bssid] = max(strongest[sighting.bssid] ?? .min, sighting.signal) }
+        for sighting in sightings {
+            strongest[sighting.bssid] = max(strongest[sighting.bssid] ?? .min, sighting.signal)
+        }
         present = Set(strongest.keys)
         let strong = strongest.filter { $0.value >= anchorSignal }
         if strong.count >= minimumAnchors {

@@ -37,7 +37,8 @@ public final class Geosubmitter {
     /// Takes a satellite fix and the usable access points of a scan made at `scannedAt`; submits them when the
     /// pacing rule allows.
     public func offer(_ fix: Fix, usable: [AccessPoint], scannedAt: WallTime) {
-        guard !inFlight, let item = pacer.submission(for: fix, scan: usable, scannedAt: scannedAt, now: clock.monotonicNow)
+        guard !inFlight,
+            let item = pacer.submission(for: fix, scan: usable, scannedAt: scannedAt, now: clock.monotonicNow)
         else { return }
         inFlight = true
         submissions &+= 1

@@ -87,7 +87,9 @@ public final class WiFiProvider: LocationProvider {
         scanner.onScan = { [weak self] in self?.scanned($0) }
         scanner.onAvailabilityChanged = { [weak self] in
             guard let self else { return }
-            self.logger.info("Wi-Fi: scans through \(self.scanner.backend)\(self.scanner.isAvailable ? "" : ", no wireless interface")")
+            self.logger.info(
+                "Wi-Fi: scans through \(self.scanner.backend)\(self.scanner.isAvailable ? "" : ", no wireless interface")"
+            )
             self.onAvailabilityChanged?()
         }
     }
@@ -162,7 +164,9 @@ public final class WiFiProvider: LocationProvider {
         guard fix.provider.isSatellite, !fix.isSimulated else { return }
         let now = clock.monotonicNow
         lastSatelliteFix = (fix, now)
-        if let scan = lastScan, now - scan.at <= Self.pairingWindow { pair(fix, with: scan.usable, scanAge: now - scan.at) }
+        if let scan = lastScan, now - scan.at <= Self.pairingWindow {
+            pair(fix, with: scan.usable, scanAge: now - scan.at)
+        }
     }
 
     /// Takes `fix` and the scan made `scanAge` before it was received (negative: after) as one place. The scan's
@@ -199,7 +203,8 @@ public final class WiFiProvider: LocationProvider {
             let source = known.origin == .learned ? "learned" : "cache"
             record.ended(at: clock.wallNow, "position", source: source)
             throttle.looked(
-                up: usable, outcome: .position(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy),
+                up: usable,
+                outcome: .position(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy),
                 now: now)
             deliver(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy, source: source)
             return
@@ -264,7 +269,8 @@ public final class WiFiProvider: LocationProvider {
         guard newProblem != problem else { return }
         if newProblem != nil {
             let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning("Wi-Fi: \(loggableURL(url)): \(message)\(retry); known places are still located from the cache")
+            logger.warning(
+                "Wi-Fi: \(loggableURL(url)): \(message)\(retry); known places are still located from the cache")
         } else {
             logger.notice("Wi-Fi: \(loggableURL(url)) answers again")
         }
