@@ -67,10 +67,14 @@ def main():
     declared = {name: dependencies(target) for name, target in targets.items()}
     c_modules = {name for name, target in targets.items()
                  if target["type"] == "system" or name.startswith("C") and not list(swift_files(folder(target)))}
+    problems = []
     owners = {}
     for module in c_modules:
         users = [name for name, target in targets.items() if target["type"] != "test" and module in declared[name]]
         owners[module] = users
+        if len(users) != 1:
+            problems.append("Package.swift: C module %s has %d owners (%s), not one"
+                            % (module, len(users), ", ".join(users) or "none"))
     daemon_links = set()
     pending = [DAEMON]
     while pending:
@@ -80,7 +84,6 @@ def main():
         daemon_links.add(name)
         pending.extend(declared[name])
 
-    problems = []
     for name, target in sorted(targets.items()):
         for path in swift_files(folder(target)):
             with open(path, encoding="utf-8") as file:
@@ -98,10 +101,7 @@ def main():
                         owner = owners.get(module, [])
                         is_owner = name in owner
                         is_owners_test = target["type"] == "test" and any(o in declared[name] for o in owner)
-                        if len(owner) != 1:
-                            problems.append(where + ": C module %s has %d owners (%s), not one"
-                                            % (module, len(owner), ", ".join(owner) or "none"))
-                        elif not is_owner and not is_owners_test:
+                        if len(owner) == 1 and not is_owner and not is_owners_test:
                             problems.append(where + ": C module %s belongs to %s alone" % (module, owner[0]))
                     if name in daemon_links and module in ("Foundation", "FoundationEssentials"):
                         problems.append(where + ": the daemon links %s, and the daemon uses no Foundation" % name)

@@ -86,6 +86,7 @@ public final class Connection {
         objects.removeAll()
         owners.removeAll()
         nodes.removeAll()
+        subtrees.removeAll()
         signalHandlers.removeAll()
         dbus_connection_set_watch_functions(raw, nil, nil, nil, nil, nil)
         dbus_connection_set_timeout_functions(raw, nil, nil, nil, nil, nil)
@@ -382,21 +383,12 @@ public final class Connection {
         // No signal handled here takes file descriptors; decoding one would duplicate them into the process.
         guard !message.carriesFileDescriptors else { return false }
         for (_, entry) in signalHandlers where entry.match.matches(message) { entry.handler(message) }
-        dropCallsOfVanishedPeer(message)
         return false
     }
 
-    /// Forgets the waiting calls of a peer the bus says has left: its calls came before this signal, and nothing
-    /// can answer them now. (Seen only with a match for `NameOwnerChanged`, which a service has.)
-    private func dropCallsOfVanishedPeer(_ message: Message) {
-        guard !turns.isEmpty, message.member == "NameOwnerChanged", message.sender == "org.freedesktop.DBus",
-            message.interface == "org.freedesktop.DBus"
-        else { return }
-        let arguments = message.arguments()
-        guard arguments.count == 3, let name = arguments[0].string, name.hasPrefix(":"), arguments[2].string == ""
-        else { return }
-        turns.dropAll(from: name)
-    }
+    /// Forgets the waiting calls of `name`, a peer the bus says has left (`NameOwnerChanged`): its calls came
+    /// before that signal, and nothing can answer them now.
+    public func forgetCalls(from name: String) { turns.dropAll(from: name) }
 
     /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls
     /// are handled one per 10 ms at most, so that a caller resending each refused call at once is answered at that
@@ -452,7 +444,7 @@ public final class Connection {
         {
             reads += 1
             guard dbus_connection_read_write(raw, 0) != 0 else { return }
-            while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+            dispatchRead()
             socket.revents = 0
         }
     }
@@ -573,8 +565,13 @@ public final class Connection {
     /// Dispatches every message already read, then serves the waiting calls in turn; a closed connection is left
     /// alone.
     private func drain() {
-        while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
+        dispatchRead()
         serveCalls()
+    }
+
+    /// Dispatches every message libdbus has read: signals and replies are handled, method calls queued.
+    private func dispatchRead() {
+        while !closed && dbus_connection_dispatch(raw) == DBUS_DISPATCH_DATA_REMAINS {}
     }
 
     private final class WatchBox {

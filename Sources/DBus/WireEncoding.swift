@@ -36,7 +36,8 @@ struct WireEncoder {
             }
         }
         header.align(8)
-        return header.bytes + body
+        header.bytes += body
+        return header.bytes
     }
 
     /// Encodes `values` one after the other, as a message body.

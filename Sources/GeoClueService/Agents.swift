@@ -48,9 +48,9 @@ extension GeoClueService {
     /// Logs an agent's line for `uid` unless that user's agents caused too many of its kind lately; the next line
     /// logged says how many were left out.
     private func agentLog(_ priority: LogPriority, uid: UInt32, _ kind: AgentLine, _ message: String) {
-        let decision = agentLines.admit(AgentLineKey(uid: uid, kind: kind), now: clock.monotonicNow)
-        guard decision != .suppress else { return }
-        logger.log(priority, message + decision.suffix)
+        guard let line = agentLines.line(message, for: AgentLineKey(uid: uid, kind: kind), now: clock.monotonicNow)
+        else { return }
+        logger.log(priority, line)
     }
 
     /// `AddAgent` from `busName`, run by `uid`, with `id` from the whitelist: `busName` becomes the user's agent.

@@ -73,6 +73,8 @@ final class ClientObject: ExportedObject {
         self.service = service
         path = GeoClue.clientRoot.appending(String(id))
         available = service.availableLevel != .none
+        streamed.whenDue = expiry(of: .location)
+        answers.whenDue = expiry(of: .request)
     }
 
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
@@ -587,8 +589,7 @@ final class ClientObject: ExportedObject {
     /// Publishes `fix`, served at `level`, as the answer to a request and returns its path.
     private func answer(with fix: Fix, at level: AccuracyLevel) -> ObjectPath {
         let object = answers.add(
-            coarsen(fix, to: level), owner: owner, in: service, under: path, onExtendedRead: extendedRead,
-            whenDue: expiry(of: .request))
+            coarsen(fix, to: level), owner: owner, in: service, under: path, onExtendedRead: extendedRead)
         return object.path
     }
 
@@ -634,8 +635,7 @@ final class ClientObject: ExportedObject {
         }
         let oldPath = streamed.currentPath ?? .root
         let object = streamed.add(
-            served, owner: owner, in: service, under: path, onExtendedRead: extendedRead,
-            whenDue: expiry(of: .location))
+            served, owner: owner, in: service, under: path, onExtendedRead: extendedRead)
         lastSignalled = served
         signalledLevel = servedLevel
         emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
@@ -729,10 +729,9 @@ extension ClientObject {
     fileprivate func expiry(of kind: ObjectSet.Kind) -> @BusActor () -> Void {
         { [weak self] in
             guard let self else { return }
-            let whenDue = self.expiry(of: kind)
             switch kind {
-            case .location: self.streamed.expire(in: self.service, whenDue: whenDue)
-            case .request: self.answers.expire(in: self.service, whenDue: whenDue)
+            case .location: self.streamed.expire(in: self.service)
+            case .request: self.answers.expire(in: self.service)
             }
         }
     }

@@ -331,6 +331,7 @@ public final class GeoClueService {
     /// its simulation, and what it read.
     private func peerVanished(_ name: String) {
         defer { peers[name] = nil }
+        connection.forgetCalls(from: name)
         if lookups[name] != nil { vanishedDuringLookup.insert(name) }
         sessions.forget(name)
         agentVanished(name)
@@ -557,8 +558,9 @@ public final class GeoClueService {
         switch await sessions.session(of: name, pid: pid, uid: uid) {
         case .success(let session): return session
         case .failure(let failure):
-            let decision = logindWarnings.admit(uid, now: clock.monotonicNow)
-            if decision != .suppress { logger.warning("logind: \(failure.message)" + decision.suffix) }
+            if let line = logindWarnings.line("logind: \(failure.message)", for: uid, now: clock.monotonicNow) {
+                logger.warning(line)
+            }
             throw .accessDenied("cannot check the login session: \(failure.message)")
         }
     }

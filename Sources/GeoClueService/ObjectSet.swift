@@ -20,6 +20,8 @@ struct ObjectSet {
     /// Where the set is served while it holds objects.
     private var servedAt: ObjectPath?
     private var expiryTimer: (id: TimerID, deadline: MonotonicTime)?
+    /// Called when the grace timer fires; it must call ``expire(in:)``. Set once by the owning client.
+    var whenDue: @BusActor () -> Void = {}
 
     init(_ kind: Kind) { self.kind = kind }
 
@@ -28,10 +30,9 @@ struct ObjectSet {
 
     /// Serves a new object for `fix`, releasing what the ledger says must go.
     /// `onExtendedRead` is called when the owner reads the new object's `io.github.whereabouts1.Location`;
-    /// `whenDue` when the grace timer fires, and must call ``expire(in:whenDue:)``.
     mutating func add(
         _ fix: Fix, owner: String, in service: GeoClueService, under client: ObjectPath,
-        onExtendedRead: @escaping @BusActor () -> Void, whenDue: @escaping @BusActor () -> Void
+        onExtendedRead: @escaping @BusActor () -> Void
     ) -> LocationObject {
         let step = ledger.advance(now: service.clock.monotonicNow)
         let base = client.appending(kind.rawValue)
@@ -43,7 +44,7 @@ struct ObjectSet {
         }
         numbered.objects[step.new] = object
         release(step.released, from: service)
-        scheduleExpiry(service, whenDue: whenDue)
+        scheduleExpiry(service)
         return object
     }
 
@@ -56,9 +57,9 @@ struct ObjectSet {
     }
 
     /// Arms the grace timer for the ledger's earliest expiry. A timer already due no later is kept: when it fires,
-    /// ``expire(in:whenDue:)`` releases what is due and arms the next, so a client streaming faster than the grace
+    /// ``expire(in:)`` releases what is due and arms the next, so a client streaming faster than the grace
     /// period does not re-arm a timer on every fix.
-    private mutating func scheduleExpiry(_ service: GeoClueService, whenDue: @escaping @BusActor () -> Void) {
+    private mutating func scheduleExpiry(_ service: GeoClueService) {
         guard let next = ledger.nextExpiry else {
             if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
             expiryTimer = nil
@@ -72,11 +73,11 @@ struct ObjectSet {
         expiryTimer = (id, next)
     }
 
-    /// Releases the objects whose grace period has ended; `whenDue` is called when the next one's ends.
-    mutating func expire(in service: GeoClueService, whenDue: @escaping @BusActor () -> Void) {
+    /// Releases the objects whose grace period has ended.
+    mutating func expire(in service: GeoClueService) {
         expiryTimer = nil
         release(ledger.expire(now: service.clock.monotonicNow), from: service)
-        scheduleExpiry(service, whenDue: whenDue)
+        scheduleExpiry(service)
     }
 
     mutating func removeAll(from service: GeoClueService) {

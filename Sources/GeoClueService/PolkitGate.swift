@@ -122,9 +122,8 @@ final class PolkitGate {
     /// Logs `message`, a warning a caller of user `uid` caused, unless that user caused too many lately; the next
     /// line logged for the user says how many were left out.
     func warn(uid: UInt32, _ message: String) {
-        let decision = warnings.admit(uid, now: clock.monotonicNow)
-        guard decision != .suppress else { return }
-        logger.warning(message + decision.suffix)
+        guard let line = warnings.line(message, for: uid, now: clock.monotonicNow) else { return }
+        logger.warning(line)
     }
 
     private func armExpiry() {

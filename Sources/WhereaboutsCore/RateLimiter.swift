@@ -88,6 +88,15 @@ public struct RateLimiter<Key: Hashable & Sendable>: Sendable {
     }
 }
 
+extension RateLimiter {
+    /// `message` as it is to be logged for `key` at `now`, carrying the count of lines left out before it; nil when
+    /// it is left out itself.
+    public mutating func line(_ message: String, for key: Key, now: MonotonicTime) -> String? {
+        let decision = admit(key, now: now)
+        return decision == .suppress ? nil : message + decision.suffix
+    }
+}
+
 extension RateLimiter.Decision {
     /// The text to append to a logged line: nothing, or how many lines like it were left out.
     public var suffix: String {

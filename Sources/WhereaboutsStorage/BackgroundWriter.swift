@@ -18,12 +18,12 @@ public final class BackgroundWriter<Payload: Sendable>: Sendable {
     }
 
     private let state = Mutex(State())
-    private let write: @Sendable (Payload) -> String?
+    private let write: @Sendable (Payload) throws -> Void
     private let finished: @Sendable (_ ticket: UInt64, _ failure: String?) -> Void
 
-    /// `write` writes one payload and returns why it failed, or nil.
+    /// `write` writes one payload; what it throws is the failure `finished` is told.
     public init(
-        write: @escaping @Sendable (Payload) -> String?,
+        write: @escaping @Sendable (Payload) throws -> Void,
         finished: @escaping @Sendable (_ ticket: UInt64, _ failure: String?) -> Void = { _, _ in }
     ) {
         self.write = write
@@ -75,7 +75,14 @@ public final class BackgroundWriter<Payload: Sendable>: Sendable {
                 return (payload, state.submitted)
             }
             guard let next else { return }
-            finished(next.ticket, write(next.payload))
+            let failure: String?
+            do {
+                try write(next.payload)
+                failure = nil
+            } catch {
+                failure = "\(error)"
+            }
+            finished(next.ticket, failure)
         }
     }
 }

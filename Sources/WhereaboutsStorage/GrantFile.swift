@@ -38,13 +38,8 @@ public final class GrantFile: Sendable {
         self.file = file
         writer = BackgroundWriter(
             write: { store in
-                if let blocked = ledger.state.withLock({ $0.blocked }) { return blocked }
-                do {
-                    try file.write(store.text)
-                    return nil
-                } catch {
-                    return "\(error)"
-                }
+                if let blocked = ledger.state.withLock({ $0.blocked }) { throw WriteBlocked(reason: blocked) }
+                try file.write(store.text)
             },
             finished: { ticket, failure in
                 let ready: [(CheckedContinuation<String?, Never>, String?)] = ledger.state.withLock { state in
@@ -118,4 +113,10 @@ extension Array {
         }
         return (yes, no)
     }
+}
+
+/// Why the grants are not written: the unusable file could not be moved aside.
+private struct WriteBlocked: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
 }

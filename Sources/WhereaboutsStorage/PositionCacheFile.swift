@@ -18,14 +18,7 @@ public struct PositionCacheFile: Sendable {
         let file = DurableFile(named: "positions", besideFileAt: grantsPath)
         self.file = file
         writer = BackgroundWriter(
-            write: { cache in
-                do {
-                    try file.write(cache.serialized())
-                    return nil
-                } catch {
-                    return "\(error)"
-                }
-            },
+            write: { cache in try file.write(cache.serialized()) },
             finished: { _, failure in
                 if let failure { saveFailed(failure) }
             })

@@ -34,23 +34,15 @@ import dbus.lowlevel
 import dbus.mainloop.glib
 from gi.repository import GLib
 
-SERVICE = "org.freedesktop.GeoClue2"
-MANAGER_PATH = "/org/freedesktop/GeoClue2/Manager"
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-WHEREABOUTS_CLIENT = "io.github.whereabouts1.Client"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
+sys.dont_write_bytecode = True
+from geoclue_names import SERVICE, MANAGER_PATH, MANAGER, CLIENT, WHEREABOUTS_CLIENT, PROPERTIES, INTROSPECTABLE, say  # noqa: E402
+
 TIMEOUT = 300
 
 address, app, mode, arguments = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 mainloop = dbus.mainloop.glib.DBusGMainLoop()
 loop = GLib.MainLoop()
 state = {"ready": False, "counter": 0}
-
-
-def say(text):
-    print(text, flush=True)
 
 
 def ready():

@@ -26,23 +26,14 @@ import dbus.mainloop.glib
 import dbus.service
 from gi.repository import GLib
 
-SERVICE = "org.freedesktop.GeoClue2"
-MANAGER_PATH = "/org/freedesktop/GeoClue2/Manager"
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-LOCATION = "org.freedesktop.GeoClue2.Location"
-AGENT = "org.freedesktop.GeoClue2.Agent"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-WHEREABOUTS_CLIENT = "io.github.whereabouts1.Client"
+sys.dont_write_bytecode = True
+from geoclue_names import SERVICE, MANAGER_PATH, MANAGER, CLIENT, LOCATION, AGENT, WHEREABOUTS_CLIENT, PROPERTIES, say  # noqa: E402
+
 TIMEOUT = 30
 
 address, name, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 mainloop = dbus.mainloop.glib.DBusGMainLoop()
 loop = GLib.MainLoop()
-
-
-def say(text):
-    print(text, flush=True)
 
 
 def life(app, extended):

@@ -20,17 +20,13 @@ import dbus.bus
 import dbus.mainloop.glib
 from gi.repository import GLib
 
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-PROPERTIES = "org.freedesktop.DBus.Properties"
+sys.dont_write_bytecode = True
+from geoclue_names import MANAGER, CLIENT, PROPERTIES, say  # noqa: E402
+
 
 address, app, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 loop = GLib.MainLoop()
 mainloop = dbus.mainloop.glib.DBusGMainLoop()
-
-
-def say(text):
-    print(text, flush=True)
 
 
 class Client:

@@ -26,22 +26,13 @@ import dbus.bus
 import dbus.mainloop.glib
 from gi.repository import GLib
 
-SERVICE = "org.freedesktop.GeoClue2"
-MANAGER_PATH = "/org/freedesktop/GeoClue2/Manager"
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-WHEREABOUTS_CLIENT = "io.github.whereabouts1.Client"
-WHEREABOUTS_MANAGER = "io.github.whereabouts1.Manager"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-INTROSPECTABLE = "org.freedesktop.DBus.Introspectable"
+sys.dont_write_bytecode = True
+from geoclue_names import SERVICE, MANAGER_PATH, MANAGER, CLIENT, WHEREABOUTS_CLIENT, WHEREABOUTS_MANAGER, PROPERTIES, INTROSPECTABLE, say  # noqa: E402
+
 
 address, app, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 loop = GLib.MainLoop()
 mainloop = dbus.mainloop.glib.DBusGMainLoop()
-
-
-def say(text):
-    print(text, flush=True)
 
 
 def connect():

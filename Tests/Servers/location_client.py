@@ -23,20 +23,15 @@ import dbus.bus
 import dbus.mainloop.glib
 from gi.repository import GLib
 
-SERVICE = "org.freedesktop.GeoClue2"
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-PROPERTIES = "org.freedesktop.DBus.Properties"
+sys.dont_write_bytecode = True
+from geoclue_names import SERVICE, MANAGER, CLIENT, PROPERTIES, say  # noqa: E402
+
 EXACT = 8
 
 address, app, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 loop = GLib.MainLoop()
 connection = dbus.bus.BusConnection(address, mainloop=dbus.mainloop.glib.DBusGMainLoop())
 state = {"sent": None, "fixes": 0, "status": 0}
-
-
-def say(text):
-    print(text, flush=True)
 
 
 def refused(error):

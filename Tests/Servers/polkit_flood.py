@@ -16,21 +16,15 @@ import dbus.bus
 import dbus.mainloop.glib
 from gi.repository import GLib
 
-SERVICE = "org.freedesktop.GeoClue2"
-MANAGER = "org.freedesktop.GeoClue2.Manager"
-CLIENT = "org.freedesktop.GeoClue2.Client"
-WHEREABOUTS_CLIENT = "io.github.whereabouts1.Client"
-PROPERTIES = "org.freedesktop.DBus.Properties"
+sys.dont_write_bytecode = True
+from geoclue_names import SERVICE, MANAGER, CLIENT, WHEREABOUTS_CLIENT, PROPERTIES, say  # noqa: E402
+
 TIMEOUT = 300
 
 address, app, count, connections = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 mainloop = dbus.mainloop.glib.DBusGMainLoop()
 loop = GLib.MainLoop()
 state = {"answered": 0, "failed": 0, "errors": set()}
-
-
-def say(text):
-    print(text, flush=True)
 
 
 def finished():

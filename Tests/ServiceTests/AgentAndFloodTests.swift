@@ -36,7 +36,6 @@ struct AgentAndFloodTests {
     /// yes is stored as *when in use* only.
     @Test(.timeLimit(.minutes(2)))
     func aSelfRegisteredAgentCannotStoreAnAlwaysGrant() async throws {
-        let bus = try PolkitHarness.makeBus()
         let rule = """
             polkit.addRule(function(action, subject) {
                 if (action.id.indexOf("io.github.whereabouts1.location-") == 0 && subject.user == "nobody"
@@ -45,12 +44,11 @@ struct AgentAndFloodTests {
                 }
             });
             """
-        let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": rule])
-        defer { polkit.stop() }
-        let harness = try DaemonHarness(
-            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
-        try harness.startDaemon()
-        defer { harness.stop() }
+        let (bus, polkit, harness) = try PolkitLoadTests.daemon(rule: rule)
+        defer {
+            harness.stop()
+            polkit.stop()
+        }
         let agent = try polkit.spawn(["/usr/bin/python3", Self.agentScript.path, bus.address, "gnome-shell", "agent"])
         defer { agent.stop() }
         try Wait.until("the agent of nobody to register", timeout: 20) {
@@ -199,7 +197,6 @@ struct AgentAndFloodTests {
     /// them, and the flood's checks beyond the per-user bound are refused with `LimitsExceeded` at once.
     @Test(.timeLimit(.minutes(3)))
     func aPolkitFloodFromOneUserDoesNotHoldUpAnotherUsersStart() async throws {
-        let bus = try PolkitHarness.makeBus()
         let rule = """
             polkit.addRule(function(action, subject) {
                 if (action.id.indexOf("io.github.whereabouts1.location-") != 0) { return polkit.Result.NOT_HANDLED; }
@@ -212,12 +209,11 @@ struct AgentAndFloodTests {
                 }
             });
             """
-        let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": rule])
-        defer { polkit.stop() }
-        let harness = try DaemonHarness(
-            config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
-        try harness.startDaemon()
-        defer { harness.stop() }
+        let (bus, polkit, harness) = try PolkitLoadTests.daemon(rule: rule)
+        defer {
+            harness.stop()
+            polkit.stop()
+        }
         let flood = try polkit.spawn(
             ["/usr/bin/python3", Self.floodScript.path, bus.address, "org.example.Flood", "1100", "10"])
         defer { flood.stop() }

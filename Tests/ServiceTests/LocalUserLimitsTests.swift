@@ -57,19 +57,10 @@ struct LocalUserLimitsTests {
     /// A private bus with polkitd saying yes to *always* for `nobody`'s test app, and the daemon with no provider,
     /// so that no fix ever comes; all at lowered priority.
     static func daemonWithoutFixes() throws -> (PrivateBus, PolkitHarness, DaemonHarness) {
-        let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(
-            bus: bus,
-            rules: ["10-test.rules": PolkitLoadTests.rule("YES", action: "io.github.whereabouts1.location-always")])
-        do {
-            let harness = try DaemonHarness(config: "", polkit: true, bus: bus)
-            try harness.startDaemon()
-            PolkitLoadTests.lowerPriority(bus, polkit, harness)
-            return (bus, polkit, harness)
-        } catch {
-            polkit.stop()
-            throw error
-        }
+        let (bus, polkit, harness) = try PolkitLoadTests.daemon(
+            rule: PolkitLoadTests.rule("YES", action: "io.github.whereabouts1.location-always"), config: "", files: [:])
+        PolkitLoadTests.lowerPriority(bus, polkit, harness)
+        return (bus, polkit, harness)
     }
 
     @Test(.timeLimit(.minutes(3)))

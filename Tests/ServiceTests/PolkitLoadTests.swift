@@ -43,21 +43,27 @@ struct PolkitLoadTests {
         polkit.log.components(separatedBy: "whereabouts-check \(action)").count - 1
     }
 
-    /// A private bus with polkitd saying yes to *always* for everyone, and the daemon with the static source
-    /// asking it, all at lowered priority.
-    static func daemonWithAlwaysYes() throws -> (PrivateBus, PolkitHarness, DaemonHarness) {
+    /// A private bus with polkitd running `rule`, and the daemon with `config` (the static source by default)
+    /// asking it; a failure to start the daemon stops polkitd again.
+    static func daemon(
+        rule: String, config: String = staticConfig, files: [String: String] = ["geolocation": staticFile]
+    ) throws -> (PrivateBus, PolkitHarness, DaemonHarness) {
         let bus = try PolkitHarness.makeBus()
-        let polkit = try PolkitHarness(
-            bus: bus, rules: ["10-test.rules": rule("YES", action: "io.github.whereabouts1.location-always")])
-        let harness: DaemonHarness
+        let polkit = try PolkitHarness(bus: bus, rules: ["10-test.rules": rule])
         do {
-            harness = try DaemonHarness(
-                config: staticConfig, files: ["geolocation": staticFile], polkit: true, bus: bus)
+            let harness = try DaemonHarness(config: config, files: files, polkit: true, bus: bus)
             try harness.startDaemon()
+            return (bus, polkit, harness)
         } catch {
             polkit.stop()
             throw error
         }
+    }
+
+    /// A private bus with polkitd saying yes to *always* for everyone, and the daemon with the static source
+    /// asking it, all at lowered priority.
+    static func daemonWithAlwaysYes() throws -> (PrivateBus, PolkitHarness, DaemonHarness) {
+        let (bus, polkit, harness) = try daemon(rule: rule("YES", action: "io.github.whereabouts1.location-always"))
         lowerPriority(bus, polkit, harness)
         return (bus, polkit, harness)
     }

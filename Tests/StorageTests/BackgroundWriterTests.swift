@@ -14,6 +14,12 @@ struct BackgroundWriterTests {
         let firstWriteStarted = DispatchSemaphore(value: 0)
     }
 
+    /// A write that failed.
+    struct DiskFull: Error, CustomStringConvertible {
+        let value: Int
+        var description: String { "disk full for \(value)" }
+    }
+
     static func writer(_ record: Record, failing: Set<Int> = []) -> BackgroundWriter<Int> {
         BackgroundWriter(
             write: { value in
@@ -25,7 +31,7 @@ struct BackgroundWriterTests {
                     record.firstWriteStarted.signal()
                     record.gate.wait()
                 }
-                return failing.contains(value) ? "disk full for \(value)" : nil
+                if failing.contains(value) { throw DiskFull(value: value) }
             },
             finished: { ticket, failure in record.finished.withLock { $0.append((ticket, failure)) } })
     }
