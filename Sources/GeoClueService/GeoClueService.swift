@@ -207,14 +207,7 @@ public final class GeoClueService {
         emitAvailableLevel()
         let reason = level == .none ? unavailabilityReason ?? "provider-lost" : "provider-available"
         inOneActivityUpdate {
-            for client in clients.values {
-                client.setAvailable(level != .none, reason: reason)
-                if level == .none {
-                    client.failWaitingRequests(
-                        DBusError(
-                            name: Whereabouts.Error.locationUnavailable, message: "the location providers went away"))
-                }
-            }
+            for client in clients.values { client.providersAvailabilityChanged(level != .none, reason: reason) }
         }
     }
 
@@ -243,12 +236,9 @@ public final class GeoClueService {
         inOneActivityUpdate {
             for client in clients.values {
                 if enabled {
-                    client.resume(.servicesDisabled, reason: "services-enabled")
+                    client.release(.servicesDisabled, reason: "services-enabled")
                 } else {
-                    client.suspend(
-                        .servicesDisabled, reason: "services-disabled",
-                        failing: DBusError(
-                            name: Whereabouts.Error.servicesDisabled, message: "location services are switched off"))
+                    client.hold(.servicesDisabled, reason: "services-disabled")
                 }
             }
         }

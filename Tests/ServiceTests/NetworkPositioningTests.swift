@@ -151,7 +151,11 @@ struct NetworkPositioningTests {
         let row = try await rig.provider("wifi", app)
         #expect(row.available && row.running)
         #expect(row.details["requests"] == .uint32(1))
-        #expect(row.details["last-outcome"] == .string("position") && row.details["last-source"] == .string("network"))
+        #expect(row.details["last-outcome"] == .string("position"))
+        // The one request above answered from the network; on a loaded machine the next scan of the same access
+        // points may already have come, answered from the cache.
+        let source = row.details["last-source"]
+        #expect(source == .string("network") || source == .string("cache"), "\(row.details)")
         #expect(row.details["backend"] == .string("wpa_supplicant"))
         #expect(try mapsLibcurl(daemon.pid), "the lookup went through libcurl")
     }

@@ -149,11 +149,18 @@ struct WhereaboutsInterfaceTests {
         defer { app.close() }
         let client = try await app.startedClient()
         _ = try await app.waitForUpdates(2)
-        // The client's current Location (an older one may already be released on a loaded machine, where the
-        // replay has moved on by the time the signals are read).
-        let current = try #require(
-            try await app.get(client, GeoClueTestClient.clientInterface, "Location").objectPath)
-        let values = try await app.getAll(current, oursLocation)
+        // The client's current Location, read again should the replay have moved on so far between the two calls
+        // on a loaded machine that the object read first was released.
+        var values: [String: DBusValue] = [:]
+        for _ in 0..<5 where values.isEmpty {
+            let current = try #require(
+                try await app.get(client, GeoClueTestClient.clientInterface, "Location").objectPath)
+            do {
+                values = try await app.getAll(current, oursLocation)
+            } catch {
+                guard error.name == DBusError.Name.unknownMethod else { throw error }
+            }
+        }
         #expect(values["Provider"] == .string("replay"))
         #expect(values["Simulated"] == .boolean(true))
         #expect(abs((values["Course"]?.double ?? 0) - 90) < 1)

@@ -1,0 +1,199 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// A client's admission: whether its app may have location now, and at which level. The README's seven steps, in
+/// their order, in ``admissionLevel(_:)``; what changes a running client's admission (its session, the user's
+/// agent cap, its authorisation) after it.
+extension ClientObject {
+    /// Runs the admission `ClientLife` asked for, and hands its outcome back as an event.
+    func admit(_ purpose: AdmissionPurpose) {
+        guard let desktopId else { return }
+        BusActor.task { [self] in
+            do throws(DBusError) {
+                let level = try await admissionLevel(desktopId)
+                apply(.admitted(purpose, level: level, latest: service.lastFix))
+            } catch {
+                apply(.notAdmitted(purpose, error))
+            }
+        }
+    }
+
+    /// The admission of `desktopId`, step by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
+    /// the agent failing or silent denies with its reason. It never waits for an agent to register.
+    ///
+    /// The steps, each refusing for its own reason:
+    /// 0. location services are on, and the client still exists (`ServicesDisabled`, `Failed`);
+    /// 1. the configuration allows the app for the user (`restricted`);
+    /// 2. its authorisation status, from polkit or the stored decisions (`AccessDenied` with polkit's failure, or
+    ///    `LimitsExceeded` when the user has too many checks waiting);
+    /// 3. the user's agent cap is not 0 ("Geolocation disabled for UID N");
+    /// 4. an app not determined is allowed by the user's agent, for this start ("Agent rejected …");
+    /// 5. *when in use*: its login session is active;
+    /// 6. the level: what it requested, within the grant, the agent's allowance and the cap as they are now.
+    /// A hold that arrives while the steps wait is the client life's to weigh (``ClientLife``).
+    private func admissionLevel(_ desktopId: String) async throws(DBusError) -> AccuracyLevel {
+        try requireServices()
+        let uid = try await service.uid(of: owner)
+        self.uid = uid
+        try requireExists()
+        try requireConfigurationAllows(desktopId, uid: uid)
+        try await refreshAuthorisation(desktopId, uid: uid)
+        let cap = try await requireAgentCapAllows(desktopId, uid: uid)
+        try await askAgentIfUndetermined(desktopId, uid: uid)
+        let session: LoginSession =
+            AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
+            ? try await service.loginSession(of: owner) : .unknown
+        let admission = AuthorisationRule.admission(
+            status: authorisation.status, approximate: authorisation.approximate, agentAllowance: agentAllowance,
+            requested: AccuracyLevel(clampingRequested: life.requestedLevel), session: session, cap: cap)
+        switch admission {
+        case .success(let admitted):
+            try requireServices()
+            try requireExists()
+            return try levelWithinCapNow(admitted, desktopId, uid: uid)
+        case .failure(let refusal):
+            throw .accessDenied(explain(refusal, desktopId, uid: uid))
+        }
+    }
+
+    /// Step 0: fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
+    private func requireServices() throws(DBusError) {
+        guard service.servicesEnabled else {
+            throw DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
+        }
+    }
+
+    /// Step 0: the client was not deleted while the admission waited.
+    private func requireExists() throws(DBusError) {
+        guard service.client(id) === self else { throw .failed("the client was deleted") }
+    }
+
+    /// Step 1: the configuration's `allowed=false`, or `users=` without the user, restricts the app.
+    private func requireConfigurationAllows(_ desktopId: String, uid: UInt32) throws(DBusError) {
+        guard case .disallowed = service.configuration.permission(for: desktopId, uid: uid) else { return }
+        service.logger.notice("'\(desktopId)' disallowed by configuration")
+        update(Authorisation(status: .restricted, approximate: false))
+        throw .accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
+    }
+
+    /// Step 3: the user's agent cap, which must not be 0.
+    private func requireAgentCapAllows(_ desktopId: String, uid: UInt32) async throws(DBusError) -> AccuracyLevel? {
+        let cap = await service.accuracyCap(uid: uid)
+        if cap == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
+        return cap
+    }
+
+    /// Step 4: asks the user's agent, as GeoClue does at `Start`, whether an app not determined may have location;
+    /// the answer holds for this start only (the agent keeps its own memory).
+    private func askAgentIfUndetermined(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+        guard authorisation.status == .notDetermined, agentAllowance == nil, service.hasAgent(uid: uid) else { return }
+        let requested = AccuracyLevel(clampingRequested: life.requestedLevel)
+        switch await service.authorizeApp(uid: uid, app: desktopId, level: requested) {
+        case .success(let allowed?):
+            agentAllowance = allowed
+        case .success(nil):
+            throw .accessDenied(
+                "Agent rejected '\(desktopId)' for user '\(uid)'. Please ensure that '\(desktopId)' has installed a valid \(desktopId).desktop file."
+            )
+        case .failure(let failure):
+            throw .accessDenied("cannot ask the agent: \(failure.message)")
+        }
+    }
+
+    /// Step 6: the cap as it is now: the agent may have lowered it while the steps were waiting.
+    private func levelWithinCapNow(_ admitted: AccuracyLevel, _ desktopId: String, uid: UInt32) throws(DBusError)
+        -> AccuracyLevel
+    {
+        let level = service.knownCap(uid: uid).map { min(admitted, $0) } ?? admitted
+        if level == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
+        return level
+    }
+
+    /// The message a refusal fails with (GeoClue's wording where GeoClue has one).
+    func explain(_ refusal: Refusal, _ desktopId: String, uid: UInt32) -> String {
+        switch refusal {
+        case .notAuthorised(let status): "'\(desktopId)' is not authorised for location (\(status.rawValue))"
+        case .sessionInactive: "'\(desktopId)' is authorised when in use, and its login session is not active"
+        case .outsideSession: "'\(desktopId)' is authorised when in use, and its process is in no login session"
+        case .disabledByAgent: "Geolocation disabled for UID \(uid)"
+        }
+    }
+
+    /// Step 2: recomputes `AuthorisationStatus`, telling the owner when it changed. A refusal is `AccessDenied`, or
+    /// `LimitsExceeded` when the user already has too many polkit checks waiting.
+    func refreshAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+        let level = AccuracyLevel(clampingRequested: life.requestedLevel)
+        switch await service.authorisation(busName: owner, uid: uid, app: desktopId, level: level) {
+        case .success(let result): update(result)
+        case .failure(let failure) where failure.limitsExceeded:
+            throw .limitsExceeded("cannot check authorisation: \(failure.message)")
+        case .failure(let failure): throw .accessDenied("cannot check authorisation: \(failure.message)")
+        }
+    }
+
+    func update(_ value: Authorisation) {
+        guard value != authorisation else { return }
+        authorisation = value
+        emitChanged(
+            ["AuthorisationStatus": .string(value.status.rawValue), "Approximate": .boolean(value.approximate)],
+            interface: Whereabouts.clientInterface)
+    }
+
+    /// The finest level the client may get, its login session aside: the requested level, no finer than city for
+    /// an approximate grant, than the agent's allowance for this start, or than the user's agent cap.
+    var permittedLevel: AccuracyLevel {
+        AuthorisationRule.permittedLevel(
+            requested: AccuracyLevel(clampingRequested: life.requestedLevel), approximate: authorisation.approximate,
+            agentAllowance: agentAllowance, cap: uid.flatMap { service.knownCap(uid: $0) })
+    }
+
+    // MARK: What changes a running client's admission
+
+    /// The process's login session became active or inactive: a client served only *when in use* is held while
+    /// it is inactive (`AvailabilityChanged(false, "session-inactive")`) and resumes when it is active again
+    /// (`"session-active"`).
+    func sessionChanged(active sessionActive: Bool) {
+        guard desktopId != nil, AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
+        else { return }
+        if sessionActive {
+            release(.sessionInactive, reason: "session-active")
+        } else {
+            hold(.sessionInactive, reason: "session-inactive")
+        }
+    }
+
+    /// The user's agent cap changed (or its agent left): a running client is served at the new level at once
+    /// (the latest fix is sent again at that level, the providers follow); a cap of 0 holds the client
+    /// (`AvailabilityChanged(false, "agent-disabled")`) until the cap rises (`"agent-enabled"`).
+    func capChanged() {
+        apply(
+            .permittedLevelChanged(
+                permittedLevel, latest: service.lastFix, available: service.availableLevel != .none))
+    }
+
+    /// Recomputes the authorisation after it changed elsewhere; a client no longer authorised stops at once,
+    /// fails its waiting requests and hears `AvailabilityChanged(false, "authorisation-changed")`. A client now
+    /// authorised only *when in use* is held if its login session is not active.
+    func recheckAuthorisation(uid: UInt32) async {
+        guard let desktopId else { return }
+        do {
+            try await refreshAuthorisation(desktopId, uid: uid)
+        } catch {
+            update(Authorisation(status: .notDetermined, approximate: false))
+        }
+        if AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance) {
+            guard life.isServing || life.resumesLater else { return }
+            let session = (try? await service.loginSession(of: owner)) ?? .outside
+            if session == .inactive || session == .outside { sessionChanged(active: false) }
+            return
+        }
+        guard !authorisation.status.isAuthorised else {
+            // Now authorised beyond its session (always): a session hold no longer applies.
+            if life.holds.contains(.sessionInactive) { release(.sessionInactive, reason: "authorisation-changed") }
+            return
+        }
+        agentAllowance = nil
+        apply(.revoked)
+    }
+}

@@ -1,0 +1,67 @@
+import DBus
+import Loop
+import WhereaboutsCore
+
+/// A client's authorisation calls, `io.github.whereabouts1.Client.CheckAuthorisation` and `RequestAuthorisation`:
+/// what the app may have, asked of nobody or of the user.
+extension ClientObject {
+    /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
+    func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        BusActor.task { [self] in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: owner)
+                if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
+                    update(Authorisation(status: .restricted, approximate: false))
+                } else {
+                    try await refreshAuthorisation(desktopId, uid: uid)
+                }
+                call.reply([.string(authorisation.status.rawValue)])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
+    }
+
+    /// `RequestAuthorisation(s grant, a{sv} options) → s status`: asks the user through polkit, with user
+    /// interaction allowed, for `when-in-use` or `always`; option `approximate` (b) asks for approximate location
+    /// only. The outcome is stored as the user's decision; an app that already has what it asks for, or that
+    /// policy restricts, is not asked.
+    func requestAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard let grantName = call.arguments[0].string, let kind = GrantKind(rawValue: grantName) else {
+            throw .invalidArgs("grant must be \"when-in-use\" or \"always\"")
+        }
+        var approximate = false
+        for (key, value) in call.arguments[1].stringKeyedEntries ?? [:] {
+            guard key == "approximate", let flag = value.bool else {
+                throw .invalidArgs("unknown or mistyped option '\(key)'; known: approximate b")
+            }
+            approximate = flag
+        }
+        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        BusActor.task { [self] in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: owner)
+                try await refreshAuthorisation(desktopId, uid: uid)
+                let held = authorisation.status
+                let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
+                if !satisfied && held != .restricted {
+                    if let limit = service.grants.refusal(
+                        of: .granted(.whenInUse, approximate: true), uid: uid, app: desktopId)
+                    {
+                        throw .limitsExceeded("cannot store a decision about '\(desktopId)': \(limit)")
+                    }
+                    let result = await service.requestGrant(
+                        kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: permittedLevel)
+                    if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
+                    try await refreshAuthorisation(desktopId, uid: uid)
+                }
+                call.reply([.string(authorisation.status.rawValue)])
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
+    }
+}
