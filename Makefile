@@ -146,7 +146,7 @@ $(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) \
 	    -c $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) -o $$@
 endef
 $(eval $(call fuzz_module,WhereaboutsCore,))
-$(eval $(call fuzz_module,Loop,))
+$(eval $(call fuzz_module,Loop,WhereaboutsCore))
 $(eval $(call fuzz_module,WhereaboutsStorage,WhereaboutsCore))
 $(eval $(call fuzz_module,WhereaboutsProviders,WhereaboutsCore WhereaboutsStorage Loop))
 $(eval $(call fuzz_module,DBus,Loop))

@@ -33,8 +33,8 @@ let package = Package(
         .target(
             name: "WiFi", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
             swiftSettings: strict),
-        // A poll(2) event loop that is also a Swift SerialExecutor.
-        .target(name: "Loop", swiftSettings: strict),
+        // A poll(2) event loop that is also a Swift SerialExecutor, and the core's TimerScheduler.
+        .target(name: "Loop", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // The only module that imports libdbus.
         .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
         // C interop with libgps, loaded with dlopen at the first connection: a flat copy of gpsd's reports, so the
