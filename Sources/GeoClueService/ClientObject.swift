@@ -43,7 +43,7 @@ final class ClientObject: ExportedObject {
     /// The `RequestLocation` calls not answered yet, by number.
     private var requests: [RequestID: MethodCall] = [:]
     private var lastRequestNumber: UInt64 = 0
-    private var timers: [ClientTimer: TimerID] = [:]
+    private var armedTimers: [ClientTimer: ScheduledTimer] = [:]
     private var streamed = ObjectSet(.location)
     private var answers = ObjectSet(.request)
     private var lastKnown: LocationObject?
@@ -218,8 +218,11 @@ final class ClientObject: ExportedObject {
                 path: path, interface: Whereabouts.clientInterface, member: "UpdatesTimedOut", arguments: [],
                 destination: owner)
         case .arm(let timer, let delay):
-            timers[timer] = EventLoop.main.schedule(after: delay) { [weak self] in self?.apply(.timerFired(timer)) }
-        case .disarm(let timer): if let id = timers.removeValue(forKey: timer) { EventLoop.main.cancel(id) }
+            armedTimers[timer] = service.timers.scheduleOnBus(after: delay) { [weak self] in
+                self?.apply(.timerFired(timer))
+            }
+        case .disarm(let timer):
+            if let armed = armedTimers.removeValue(forKey: timer) { service.timers.cancelTimer(armed) }
         case .recount: service.recount(self)
         case .activityChanged: service.clientActivityChanged(self)
         case .servedLevelChanged(let level):

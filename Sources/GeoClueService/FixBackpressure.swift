@@ -15,13 +15,18 @@ public final class FixBackpressure {
     private let logger: any Logger
     private let deliver: @BusActor (Fix) -> Void
     private var gate = DeliveryGate()
-    private var timer: TimerID?
+    private let timers: any TimerScheduler
+    private var timer: ScheduledTimer?
     /// Called when a held fix went out: the bus has taken the backlog.
     public var onCaughtUp: (@BusActor () -> Void)?
 
-    /// Hands `connection`'s fixes to `deliver` as the bus allows.
-    public init(connection: Connection, logger: any Logger, deliver: @escaping @BusActor (Fix) -> Void) {
+    /// Hands `connection`'s fixes to `deliver` as the bus allows, looking at its queue again on `timers`.
+    public init(
+        connection: Connection, timers: any TimerScheduler, logger: any Logger,
+        deliver: @escaping @BusActor (Fix) -> Void
+    ) {
         self.connection = connection
+        self.timers = timers
         self.logger = logger
         self.deliver = deliver
     }
@@ -43,7 +48,7 @@ public final class FixBackpressure {
 
     private func armPoll() {
         guard timer == nil else { return }
-        timer = EventLoop.main.schedule(after: Self.pollInterval) { [weak self] in
+        timer = timers.scheduleOnBus(after: Self.pollInterval) { [weak self] in
             guard let self else { return }
             timer = nil
             let replaced = gate.replaced

@@ -25,6 +25,8 @@ public final class GeoClueService {
     let connection: Connection
     let configuration: Configuration
     let clock: any WhereaboutsCore.Clock
+    /// Where the clients' and polkit's timers are armed: the event loop, or a manual clock in tests.
+    let timers: any TimerScheduler
     let logger: any Logger
 
     let authoriser: (any Authoriser)?
@@ -102,20 +104,25 @@ public final class GeoClueService {
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
 
-    /// A service on `connection`; `authoriser` is polkit (nil: the configuration, the stored decisions and the
-    /// users' GeoClue agents decide, as in GeoClue), `grantFile` keeps the users' decisions, `servicesSwitch`
-    /// the location services switch and `staticLocationFile` the location `SetStaticLocation` set.
+    /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
+    /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
+    /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch and
+    /// `staticLocationFile` the location `SetStaticLocation` set.
     public init(
-        connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock, logger: any Logger,
+        connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
+        timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
         staticLocationFile: StaticLocationOverrideFile? = nil
     ) {
         self.connection = connection
         self.configuration = configuration
         self.clock = clock
+        self.timers = timers
         self.logger = logger
         self.authoriser = authoriser
-        polkit = authoriser.map { PolkitGate(authoriser: $0, connection: connection, clock: clock, logger: logger) }
+        polkit = authoriser.map {
+            PolkitGate(authoriser: $0, connection: connection, clock: clock, timers: timers, logger: logger)
+        }
         self.grantFile = grantFile
         self.servicesSwitch = servicesSwitch
         self.staticLocationFile = staticLocationFile

@@ -19,7 +19,7 @@ struct ObjectSet {
     private let numbered = NumberedObjects()
     /// Where the set is served while it holds objects.
     private var servedAt: ObjectPath?
-    private var expiryTimer: (id: TimerID, deadline: MonotonicTime)?
+    private var expiryTimer: (id: ScheduledTimer, deadline: MonotonicTime)?
     /// Called when the grace timer fires; it must call ``expire(in:)``. Set once by the owning client.
     var whenDue: @BusActor () -> Void = {}
 
@@ -61,15 +61,15 @@ struct ObjectSet {
     /// period does not re-arm a timer on every fix.
     private mutating func scheduleExpiry(_ service: GeoClueService) {
         guard let next = ledger.nextExpiry else {
-            if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
+            if let expiryTimer { service.timers.cancelTimer(expiryTimer.id) }
             expiryTimer = nil
             return
         }
         if let expiryTimer {
             if expiryTimer.deadline <= next { return }
-            EventLoop.main.cancel(expiryTimer.id)
+            service.timers.cancelTimer(expiryTimer.id)
         }
-        let id = EventLoop.main.schedule(after: next - service.clock.monotonicNow, handler: whenDue)
+        let id = service.timers.scheduleOnBus(after: next - service.clock.monotonicNow, whenDue)
         expiryTimer = (id, next)
     }
 
@@ -81,7 +81,7 @@ struct ObjectSet {
     }
 
     mutating func removeAll(from service: GeoClueService) {
-        if let expiryTimer { EventLoop.main.cancel(expiryTimer.id) }
+        if let expiryTimer { service.timers.cancelTimer(expiryTimer.id) }
         expiryTimer = nil
         release(Array(numbered.objects.keys), from: service)
     }

@@ -43,19 +43,24 @@ final class PolkitGate {
     private let authoriser: any Authoriser
     private let connection: Connection
     private let clock: any WhereaboutsCore.Clock
+    private let timers: any TimerScheduler
     private let logger: any Logger
     private var cache = PolkitAnswerCache()
     private var queue = PolkitCheckQueue<Waiting>(
         limit: PolkitGate.limit, queueTimeout: PolkitGate.queueTimeout, perUserLimit: PolkitGate.perUserLimit)
     private var warnings = RateLimiter<UInt32>()
-    private var expiryTimer: TimerID?
+    private var expiryTimer: ScheduledTimer?
     /// The checks that joined one in flight, by the ticket they wait for.
     private var joined: [UInt64: [CheckedContinuation<Result<PolkitAnswer, AuthorisationFailure>, Never>]] = [:]
     /// Following polkit's `Changed`: true once the match rules are in place (answers are kept only then).
     private var following: Task<Bool, Never>?
     private var polkitOwner: String?
 
-    init(authoriser: any Authoriser, connection: Connection, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+    init(
+        authoriser: any Authoriser, connection: Connection, clock: any WhereaboutsCore.Clock,
+        timers: any TimerScheduler, logger: any Logger
+    ) {
+        self.timers = timers
         self.authoriser = authoriser
         self.connection = connection
         self.clock = clock
@@ -129,7 +134,7 @@ final class PolkitGate {
     private func armExpiry() {
         guard expiryTimer == nil, let next = queue.nextExpiry else { return }
         let delay = max(.milliseconds(1), next - clock.monotonicNow)
-        expiryTimer = EventLoop.main.schedule(after: delay) { [weak self] in
+        expiryTimer = timers.scheduleOnBus(after: delay) { [weak self] in
             guard let self else { return }
             expiryTimer = nil
             let expired = queue.expire(now: clock.monotonicNow)

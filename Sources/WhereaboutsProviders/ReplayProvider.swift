@@ -18,20 +18,25 @@ public final class ReplayProvider: LocationProvider {
     private let schedule: ReplaySchedule?
     private let loops: Bool
     private let clock: any WhereaboutsCore.Clock
-    private var timer: TimerID?
+    private let timers: any TimerScheduler
+    private var timer: ScheduledTimer?
     private var startedAt: (wall: WallTime, monotonic: MonotonicTime)?
     private var position = (index: 0, loop: 0)
 
     /// Plays `schedule`, once or, when `loops`, again and again.
-    public init(schedule: ReplaySchedule, loops: Bool, clock: any WhereaboutsCore.Clock) {
+    public init(schedule: ReplaySchedule, loops: Bool, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler) {
         self.schedule = schedule
         self.loops = loops
         self.clock = clock
+        self.timers = timers
     }
 
     /// The `[replay]` source: the track at `path`, looping.
-    public init(path: String, speed: Double, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+    public init(
+        path: String, speed: Double, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+    ) {
         self.clock = clock
+        self.timers = timers
         loops = true
         var schedule: ReplaySchedule?
         do {
@@ -58,7 +63,7 @@ public final class ReplayProvider: LocationProvider {
     }
 
     public func stop() {
-        if let timer { EventLoop.main.cancel(timer) }
+        if let timer { timers.cancelTimer(timer) }
         timer = nil
         startedAt = nil
     }
@@ -78,7 +83,7 @@ public final class ReplayProvider: LocationProvider {
             return
         }
         let wait = schedule.offset(at: position.index, loop: position.loop) - elapsed
-        timer = EventLoop.main.schedule(after: wait) { [weak self] in
+        timer = timers.scheduleOnBus(after: wait) { [weak self] in
             self?.timer = nil
             self?.playDue()
         }

@@ -16,18 +16,20 @@ public final class StaticProvider: LocationProvider {
 
     private let path: String?
     private let clock: any WhereaboutsCore.Clock
+    private let timers: any TimerScheduler
     private let logger: any Logger
     private var fileLocation: StaticLocation?
     private var setLocation: StaticLocation?
     private var location: StaticLocation? { setLocation ?? fileLocation }
     private var started = false
     private var watcher: FileWatcher?
-    private var pendingReload: TimerID?
+    private var pendingReload: ScheduledTimer?
 
     /// A provider reading `path`, or, without one, serving only a location set with ``setLocation(_:)``.
-    public init(path: String?, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+    public init(path: String?, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger) {
         self.path = path
         self.clock = clock
+        self.timers = timers
         self.logger = logger
         guard let path else { return }
         fileLocation = load(path)
@@ -65,8 +67,8 @@ public final class StaticProvider: LocationProvider {
 
     /// Editors write in several steps; wait for them to settle before reading.
     private func scheduleReload() {
-        if let pendingReload { EventLoop.main.cancel(pendingReload) }
-        pendingReload = EventLoop.main.schedule(after: .milliseconds(100)) { [weak self] in
+        if let pendingReload { timers.cancelTimer(pendingReload) }
+        pendingReload = timers.scheduleOnBus(after: .milliseconds(100)) { [weak self] in
             guard let self, let path = self.path else { return }
             self.pendingReload = nil
             self.change { self.fileLocation = self.load(path) }

@@ -66,7 +66,8 @@ public final class NetworkManagerScanner: AccessPointScanner {
     private let logger: any Logger
     private let calls: PeerCalls
     private let follower: NameOwnerFollower
-    private let schedule = ScanSchedule()
+    private let schedule: ScanSchedule
+    private let timers: any TimerScheduler
     private let roundTimeout: Duration
     private var following: Task<Void, Never>?
 
@@ -89,20 +90,23 @@ public final class NetworkManagerScanner: AccessPointScanner {
         var waiting: Set<ObjectPath>
         var settling: Bool
         var reading = false
-        var timers: [TimerID] = []
+        var timers: [ScheduledTimer] = []
     }
     private var round: Round?
     private var nextRoundID: UInt64 = 1
     /// The quiet period after `AccessPointAdded` / `AccessPointRemoved` outside a round.
-    private var hint: TimerID?
+    private var hint: ScheduledTimer?
     private var reported: (running: Bool, available: Bool) = (false, false)
 
-    /// Starts following NetworkManager on `connection` (asynchronously: this returns at once).
+    /// Starts following NetworkManager on `connection` (asynchronously: this returns at once), reading the time from
+    /// `clock` and arming timers on `timers`.
     public init(
-        connection: Connection, logger: any Logger, settleDelay: Duration = .milliseconds(1500),
-        roundTimeout: Duration = .seconds(5)
+        connection: Connection, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger,
+        settleDelay: Duration = .milliseconds(1500), roundTimeout: Duration = .seconds(5)
     ) {
         self.logger = logger
+        self.timers = timers
+        schedule = ScanSchedule(clock: clock, timers: timers)
         self.settleDelay = settleDelay
         self.roundTimeout = roundTimeout
         calls = PeerCalls(connection: connection, service: "NetworkManager", timeout: Self.callTimeout)
@@ -325,7 +329,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
                 schedule.isStarted, round == nil
             else { return }
             cancelHint()
-            hint = EventLoop.main.schedule(after: settleDelay) { [weak self] in
+            hint = timers.scheduleOnBus(after: settleDelay) { [weak self] in
                 guard let self else { return }
                 self.hint = nil
                 guard self.schedule.isStarted, self.round == nil, !self.devices.isEmpty else { return }
@@ -389,9 +393,9 @@ public final class NetworkManagerScanner: AccessPointScanner {
         let id = nextRoundID
         nextRoundID += 1
         var opened = Round(id: id, waiting: waiting, settling: settling)
-        opened.timers.append(EventLoop.main.schedule(after: roundTimeout) { [weak self] in self?.timedOut(id) })
+        opened.timers.append(timers.scheduleOnBus(after: roundTimeout) { [weak self] in self?.timedOut(id) })
         if settling {
-            opened.timers.append(EventLoop.main.schedule(after: settleDelay) { [weak self] in self?.settled(id) })
+            opened.timers.append(timers.scheduleOnBus(after: settleDelay) { [weak self] in self?.settled(id) })
         }
         round = opened
         return id
@@ -434,7 +438,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
             abortRound()
             return
         }
-        for timer in current.timers { EventLoop.main.cancel(timer) }
+        for timer in current.timers { timers.cancelTimer(timer) }
         round?.timers = []
         round?.reading = true
         let paths = devices.map(\.path)
@@ -454,12 +458,12 @@ public final class NetworkManagerScanner: AccessPointScanner {
     }
 
     private func abortRound() {
-        for timer in round?.timers ?? [] { EventLoop.main.cancel(timer) }
+        for timer in round?.timers ?? [] { timers.cancelTimer(timer) }
         round = nil
     }
 
     private func cancelHint() {
-        if let hint { EventLoop.main.cancel(hint) }
+        if let hint { timers.cancelTimer(hint) }
         hint = nil
     }
 

@@ -1,4 +1,5 @@
 import Loop
+import WhereaboutsCore
 
 /// When the next scan is due: started or stopped, the interval, and the timer.
 ///
@@ -12,11 +13,19 @@ final class ScanSchedule {
 
     private(set) var isStarted = false
     private(set) var interval: Duration = .seconds(10)
-    private var timer: TimerID?
-    /// When the armed timer was armed, in monotonic nanoseconds.
-    private var armedAt: Int64 = 0
+    private let clock: any WhereaboutsCore.Clock
+    private let timers: any TimerScheduler
+    private var timer: ScheduledTimer?
+    /// When the armed timer was armed.
+    private var armedAt = MonotonicTime(nanoseconds: 0)
     /// What the timer does when it fires.
     var fire: (@BusActor () -> Void)?
+
+    /// A schedule reading the time from `clock` and arming its timer on `timers`.
+    init(clock: any WhereaboutsCore.Clock, timers: any TimerScheduler) {
+        self.clock = clock
+        self.timers = timers
+    }
 
     /// Starts, or only changes the interval when already started; true when it was stopped.
     func start(interval requested: Duration) -> Bool {
@@ -29,7 +38,7 @@ final class ScanSchedule {
         let shorter = interval < self.interval
         self.interval = interval
         if shorter, timer != nil {
-            let elapsed = Duration.nanoseconds(monotonicNanoseconds() - armedAt)
+            let elapsed = clock.monotonicNow - armedAt
             arm(after: max(.zero, interval - elapsed))
         }
         return false
@@ -44,19 +53,19 @@ final class ScanSchedule {
     /// Arms the timer `interval` from now, when started.
     func scheduleNext() {
         guard isStarted else { return }
-        armedAt = monotonicNanoseconds()
+        armedAt = clock.monotonicNow
         arm(after: interval)
     }
 
     /// Cancels the timer, if armed.
     func cancelPending() {
-        if let timer { EventLoop.main.cancel(timer) }
+        if let timer { timers.cancelTimer(timer) }
         timer = nil
     }
 
     private func arm(after delay: Duration) {
-        if let timer { EventLoop.main.cancel(timer) }
-        timer = EventLoop.main.schedule(after: delay) { [weak self] in
+        if let timer { timers.cancelTimer(timer) }
+        timer = timers.scheduleOnBus(after: delay) { [weak self] in
             guard let self else { return }
             self.timer = nil
             self.fire?()

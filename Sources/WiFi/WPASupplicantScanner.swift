@@ -62,7 +62,8 @@ public final class WPASupplicantScanner: AccessPointScanner {
     private let logger: any Logger
     private let calls: PeerCalls
     private let follower: NameOwnerFollower
-    private let schedule = ScanSchedule()
+    private let schedule: ScanSchedule
+    private let timers: any TimerScheduler
     private let roundTimeout: Duration
     private var following: Task<Void, Never>?
 
@@ -82,16 +83,21 @@ public final class WPASupplicantScanner: AccessPointScanner {
         var waiting: Set<ObjectPath>
         var reading: Set<ObjectPath> = []
         var results: [ObjectPath: [AccessPoint]] = [:]
-        var timeout: TimerID?
+        var timeout: ScheduledTimer?
     }
     private var round: Round?
     private var nextRoundID: UInt64 = 1
     private var reported: (running: Bool, available: Bool) = (false, false)
 
-    /// Starts following wpa_supplicant on `connection` (asynchronously: this returns at once). A scan round
-    /// reports after `roundTimeout` at the latest.
-    public init(connection: Connection, logger: any Logger, roundTimeout: Duration = .seconds(5)) {
+    /// Starts following wpa_supplicant on `connection` (asynchronously: this returns at once), reading the time from
+    /// `clock` and arming timers on `timers`. A scan round reports after `roundTimeout` at the latest.
+    public init(
+        connection: Connection, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger,
+        roundTimeout: Duration = .seconds(5)
+    ) {
         self.logger = logger
+        self.timers = timers
+        schedule = ScanSchedule(clock: clock, timers: timers)
         self.roundTimeout = roundTimeout
         calls = PeerCalls(connection: connection, service: "wpa_supplicant", timeout: Self.callTimeout)
         follower = NameOwnerFollower(name: Self.busName, connection: connection, timeout: Self.callTimeout)
@@ -333,7 +339,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     private func openRound(waiting: Set<ObjectPath>) -> UInt64 {
         let id = nextRoundID
         nextRoundID += 1
-        let timeout = EventLoop.main.schedule(after: roundTimeout) { [weak self] in self?.roundTimedOut(id) }
+        let timeout = timers.scheduleOnBus(after: roundTimeout) { [weak self] in self?.roundTimedOut(id) }
         round = Round(id: id, waiting: waiting, timeout: timeout)
         return id
     }
@@ -402,7 +408,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// Ends the round: reports what was read (if anything) and arms the next round.
     private func finishRound() {
         guard let finished = round else { return }
-        if let timeout = finished.timeout { EventLoop.main.cancel(timeout) }
+        if let timeout = finished.timeout { timers.cancelTimer(timeout) }
         round = nil
         if !finished.results.isEmpty {
             var union = AccessPointUnion()
@@ -414,7 +420,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
 
     /// Drops the running round, if any; what it still reads is ignored.
     private func abortRound() {
-        if let timeout = round?.timeout { EventLoop.main.cancel(timeout) }
+        if let timeout = round?.timeout { timers.cancelTimer(timeout) }
         round = nil
     }
 

@@ -41,11 +41,15 @@ public final class WiFiScanner: AccessPointScanner {
     private var isReady = false
     private var readiness: Task<Void, Never>?
 
-    /// Starts following wpa_supplicant and NetworkManager on `connection` (asynchronously: this returns at once).
-    public convenience init(connection: Connection, logger: any Logger) {
+    /// Starts following wpa_supplicant and NetworkManager on `connection` (asynchronously: this returns at once),
+    /// reading the time from `clock` and arming timers on `timers`.
+    public convenience init(
+        connection: Connection, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+    ) {
         self.init(
-            wpaSupplicant: WPASupplicantScanner(connection: connection, logger: logger),
-            networkManager: NetworkManagerScanner(connection: connection, logger: logger), logger: logger)
+            wpaSupplicant: WPASupplicantScanner(connection: connection, clock: clock, timers: timers, logger: logger),
+            networkManager: NetworkManagerScanner(connection: connection, clock: clock, timers: timers, logger: logger),
+            logger: logger)
     }
 
     /// Chooses between two backends made by the caller (with their own timeouts, say).

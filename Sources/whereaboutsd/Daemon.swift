@@ -56,7 +56,7 @@ enum Daemon {
         let grantFile = GrantFile(path: authorisation.grantsPath)
         Shutdown.flushBeforeExit { grantFile.flush() }
         let service = GeoClueService(
-            connection: connection, configuration: configuration, clock: clock, logger: logger,
+            connection: connection, configuration: configuration, clock: clock, timers: EventLoop.main, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
             grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
@@ -69,13 +69,15 @@ enum Daemon {
         var staticProvider = made.lazy.compactMap { $0 as? StaticProvider }.first
         service.onStaticLocationChanged = { location in
             if staticProvider == nil, location != nil {
-                let provider = StaticProvider(path: nil, clock: clock, logger: logger)
+                let provider = StaticProvider(path: nil, clock: clock, timers: EventLoop.main, logger: logger)
                 providers.add(provider)
                 staticProvider = provider
             }
             staticProvider?.setLocation(location)
         }
-        let backpressure = FixBackpressure(connection: connection, logger: logger) { service.deliver($0) }
+        let backpressure = FixBackpressure(connection: connection, timers: EventLoop.main, logger: logger) {
+            service.deliver($0)
+        }
         backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
         providers.onFix = { fix in
             backpressure.offer(fix)
@@ -126,11 +128,15 @@ enum Daemon {
     {
         var providers: [any LocationProvider] = []
         if configuration.staticSource.enabled {
-            providers.append(StaticProvider(path: configuration.staticSource.path, clock: clock, logger: logger))
+            providers.append(
+                StaticProvider(
+                    path: configuration.staticSource.path, clock: clock, timers: EventLoop.main, logger: logger))
         }
         if configuration.replay.enabled, let path = configuration.replay.path {
             providers.append(
-                ReplayProvider(path: path, speed: configuration.replay.speed, clock: clock, logger: logger))
+                ReplayProvider(
+                    path: path, speed: configuration.replay.speed, clock: clock, timers: EventLoop.main, logger: logger)
+            )
         }
         if configuration.gpsd.enabled {
             providers.append(GPSDProvider(host: configuration.gpsd.host, port: configuration.gpsd.port, logger: logger))

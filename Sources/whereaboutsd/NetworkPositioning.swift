@@ -41,10 +41,11 @@ enum NetworkPositioning {
                     transport: CurlTransport(userAgent: agent, caFile: network.caFile),
                     clock: clock, logger: logger) : nil
             let provider = WiFiProvider(
-                scanner: WiFiScanner(connection: connection, logger: logger), transport: transport,
+                scanner: WiFiScanner(connection: connection, clock: clock, timers: EventLoop.main, logger: logger),
+                transport: transport,
                 url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
                 saveCache: { cacheFile.save($0) },
-                submitter: submitter, clock: clock, logger: logger)
+                submitter: submitter, clock: clock, timers: EventLoop.main, logger: logger)
             logger.info(
                 "Wi-Fi positioning: unknown places are looked up at \(loggableURL(network.wifi.url))"
                     + (submitter == nil
@@ -56,7 +57,7 @@ enum NetworkPositioning {
             providers.append(
                 IPProvider(
                     transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
-                    accuracy: network.ip.accuracy, clock: clock, logger: logger))
+                    accuracy: network.ip.accuracy, clock: clock, timers: EventLoop.main, logger: logger))
             logger.info("IP positioning: city-level lookups at \(loggableURL(network.ipLocateURL))")
         }
         return (providers, wifi)

@@ -18,7 +18,8 @@ final class ReplaySimulator: TrackSimulator {
         do {
             let schedule = try ReplaySchedule(track: try Track.parse(text: track, fileName: name), speed: speed)
             return ReplaySimulation(
-                provider: ReplayProvider(schedule: schedule, loops: loops, clock: clock), providers: providers)
+                provider: ReplayProvider(schedule: schedule, loops: loops, clock: clock, timers: EventLoop.main),
+                providers: providers)
         } catch {
             throw SimulationError("\(name): \(error)")
         }

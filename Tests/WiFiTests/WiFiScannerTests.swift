@@ -36,7 +36,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -70,7 +72,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -107,7 +111,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -142,10 +148,14 @@ struct WiFiScannerTests {
         let (subject, witness) = await BusActor.run {
             (
                 ScanRecorder(
-                    WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+                    WPASupplicantScanner(
+                        connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                        roundTimeout: Stand.roundTimeout)
                 ),
                 ScanRecorder(
-                    WPASupplicantScanner(connection: other, logger: RecordingLogger(), roundTimeout: Stand.roundTimeout)
+                    WPASupplicantScanner(
+                        connection: other, clock: SystemClock(), timers: EventLoop.main, logger: RecordingLogger(),
+                        roundTimeout: Stand.roundTimeout)
                 )
             )
         }
@@ -190,7 +200,10 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: .seconds(10)))
+            ScanRecorder(
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: .seconds(10)))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -216,7 +229,10 @@ struct WiFiScannerTests {
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
-            ScanRecorder(WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: .seconds(1)))
+            ScanRecorder(
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: .seconds(1)))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -239,7 +255,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -273,7 +291,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -304,7 +324,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -338,7 +360,9 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -369,7 +393,9 @@ struct WiFiScannerTests {
         _ = try await connection.subscribe(SignalMatch()) { _ in }
         let recorder = await BusActor.run {
             ScanRecorder(
-                WPASupplicantScanner(connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout))
+                WPASupplicantScanner(
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    roundTimeout: Stand.roundTimeout))
         }
         let scanner = await recorder.scanner
         await scanner.ready()
@@ -412,7 +438,10 @@ struct WiFiScannerTests {
         try wpa.setScanResults("wlan0", [.init(bssid: octets(1), ssid: "a", signal: -50)])
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
-        let recorder = await BusActor.run { ScanRecorder(WiFiScanner(connection: connection, logger: stand.logger)) }
+        let recorder = await BusActor.run {
+            ScanRecorder(
+                WiFiScanner(connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger))
+        }
         let scanner = await recorder.scanner
         await scanner.ready()
         #expect(await scanner.backend == "wpa_supplicant")
@@ -453,9 +482,11 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
-                connection: connection, logger: stand.logger, settleDelay: .milliseconds(300))
+                connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                settleDelay: .milliseconds(300))
             let wpaSupplicant = WPASupplicantScanner(
-                connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+                connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }
@@ -503,7 +534,8 @@ struct WiFiScannerTests {
         let recorder = await BusActor.run {
             ScanRecorder(
                 NetworkManagerScanner(
-                    connection: connection, logger: stand.logger, settleDelay: .milliseconds(200),
+                    connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                    settleDelay: .milliseconds(200),
                     roundTimeout: .seconds(20)))
         }
         let scanner = await recorder.scanner
@@ -531,7 +563,10 @@ struct WiFiScannerTests {
         defer { stand.stop() }
         let connection = try await stand.connect()
         defer { Task { @BusActor in connection.close() } }
-        let recorder = await BusActor.run { ScanRecorder(WiFiScanner(connection: connection, logger: stand.logger)) }
+        let recorder = await BusActor.run {
+            ScanRecorder(
+                WiFiScanner(connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger))
+        }
         let scanner = await recorder.scanner
         await scanner.ready()
         #expect(await scanner.backend == "none")
@@ -556,9 +591,11 @@ struct WiFiScannerTests {
         defer { Task { @BusActor in connection.close() } }
         let recorder = await BusActor.run {
             let networkManager = NetworkManagerScanner(
-                connection: connection, logger: stand.logger, settleDelay: .milliseconds(200))
+                connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                settleDelay: .milliseconds(200))
             let wpaSupplicant = WPASupplicantScanner(
-                connection: connection, logger: stand.logger, roundTimeout: Stand.roundTimeout)
+                connection: connection, clock: SystemClock(), timers: EventLoop.main, logger: stand.logger,
+                roundTimeout: Stand.roundTimeout)
             return ScanRecorder(
                 WiFiScanner(wpaSupplicant: wpaSupplicant, networkManager: networkManager, logger: stand.logger))
         }

@@ -25,6 +25,7 @@ public final class IPProvider: LocationProvider {
     private let url: String
     private let accuracyOverride: Double?
     private let clock: any WhereaboutsCore.Clock
+    private let timers: any TimerScheduler
     private let logger: any Logger
     private var started = false
     private var backoff = LookupBackoff()
@@ -32,17 +33,19 @@ public final class IPProvider: LocationProvider {
     private var problem: ServiceProblem?
     private var lookupInFlight = false
     private var answer: (fix: Fix, at: MonotonicTime)?
-    private var timer: TimerID?
+    private var timer: ScheduledTimer?
 
     /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius.
     public init(
         transport: any HTTPTransport, url: String, accuracy: Double?, clock: any WhereaboutsCore.Clock,
+        timers: any TimerScheduler,
         logger: any Logger
     ) {
         self.transport = transport
         self.url = url
         accuracyOverride = accuracy
         self.clock = clock
+        self.timers = timers
         self.logger = logger
     }
 
@@ -67,7 +70,7 @@ public final class IPProvider: LocationProvider {
 
     public func stop() {
         started = false
-        if let timer { EventLoop.main.cancel(timer) }
+        if let timer { timers.cancelTimer(timer) }
         timer = nil
     }
 
@@ -78,8 +81,8 @@ public final class IPProvider: LocationProvider {
     }
 
     private func schedule(after delay: Duration) {
-        if let timer { EventLoop.main.cancel(timer) }
-        timer = EventLoop.main.schedule(after: delay) { [weak self] in
+        if let timer { timers.cancelTimer(timer) }
+        timer = timers.scheduleOnBus(after: delay) { [weak self] in
             guard let self else { return }
             self.timer = nil
             if self.started { self.lookUp() }

@@ -46,6 +46,7 @@ public final class WiFiProvider: LocationProvider {
     private let transport: any HTTPTransport
     private let url: String
     private let clock: any WhereaboutsCore.Clock
+    private let timers: any TimerScheduler
     private let logger: any Logger
     /// Empty until the first start reads the saved one (``loadCache``): a daemon whose clients never need Wi-Fi
     /// never reads the file.
@@ -64,7 +65,7 @@ public final class WiFiProvider: LocationProvider {
     private var problem: ServiceProblem?
     private var lookupInFlight = false
     private var currentScanKnown = false
-    private var pendingSave: TimerID?
+    private var pendingSave: ScheduledTimer?
     private var lastScan: (usable: [AccessPoint], at: MonotonicTime)?
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
     private var lastDelivered: (fix: Fix, at: MonotonicTime)?
@@ -74,7 +75,7 @@ public final class WiFiProvider: LocationProvider {
         scanner: any AccessPointScanner, transport: any HTTPTransport, url: String,
         loadCache: @escaping @BusActor () -> PositionCache,
         saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?,
-        clock: any WhereaboutsCore.Clock, logger: any Logger
+        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
         self.scanner = scanner
         self.transport = transport
@@ -83,6 +84,7 @@ public final class WiFiProvider: LocationProvider {
         self.saveCache = saveCache
         self.submitter = submitter
         self.clock = clock
+        self.timers = timers
         self.logger = logger
         scanner.onScan = { [weak self] in self?.scanned($0) }
         scanner.onAvailabilityChanged = { [weak self] in
@@ -304,14 +306,14 @@ public final class WiFiProvider: LocationProvider {
     }
 
     private func saveNow() {
-        if let pendingSave { EventLoop.main.cancel(pendingSave) }
+        if let pendingSave { timers.cancelTimer(pendingSave) }
         pendingSave = nil
         saveCache(cache)
     }
 
     private func scheduleLearnedSave() {
         guard pendingSave == nil else { return }
-        pendingSave = EventLoop.main.schedule(after: Self.learnedSaveDelay) { [weak self] in
+        pendingSave = timers.scheduleOnBus(after: Self.learnedSaveDelay) { [weak self] in
             guard let self else { return }
             self.pendingSave = nil
             self.saveCache(self.cache)
