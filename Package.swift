@@ -93,5 +93,10 @@ let package = Package(
         .testTarget(
             name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport"],
             swiftSettings: strict),
+        // The service in the test's own process, on a private bus, its time and timers on a manual clock.
+        .testTarget(
+            name: "ServiceInProcessTests",
+            dependencies: ["GeoClueService", "WhereaboutsCore", "DBus", "Loop", "TestSupport"],
+            swiftSettings: strict),
     ]
 )

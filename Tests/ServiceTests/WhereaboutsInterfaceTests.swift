@@ -193,19 +193,7 @@ struct WhereaboutsInterfaceTests {
         }
     }
 
-    @Test func monitoringTimeoutSignalsWhenUpdatesStop() async throws {
-        let service = try StaticService()
-        defer { service.stop() }
-        let app = try await service.client()
-        defer { app.close() }
-        let client = try await named(app)
-        try await app.set(client, ours, "MonitoringTimeout", .uint32(300))
-        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
-        _ = try await app.waitForUpdates(1)
-        try await app.waitFor("UpdatesTimedOut") {
-            app.signals.contains { $0.member == "UpdatesTimedOut" && $0.path == client }
-        }
-    }
+    // MonitoringTimeout's signals, to the millisecond: ServiceInProcessTests/ClientTimingTests.swift.
 
     @Test func powerSavingClientsDoNotStartSatelliteReceivers() async throws {
         // A gpsd provider pointing at a port nobody listens on: it would log a connection failure if started.

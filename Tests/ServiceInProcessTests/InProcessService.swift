@@ -1,0 +1,63 @@
+import DBus
+import GeoClueService
+import Loop
+import TestSupport
+import WhereaboutsCore
+
+/// The service in the test's own process, on a private bus, with a manual clock for its time and its timers:
+/// fixes are handed to it directly, and a test moves time on with ``advance(by:)``, so timeouts and grace periods
+/// are reached exactly, without waiting.
+@BusActor
+final class InProcessService {
+    let bus: PrivateBus
+    let clock = ManualClock()
+    let service: GeoClueService
+    private let connection: Connection
+    /// Every level the providers were asked for, in order (nil: none).
+    private(set) var demands: [AccuracyLevel?] = []
+
+    /// Starts the service on a new private bus, without polkit: every app is authorised, as with `polkit=false`
+    /// and no agent.
+    init() async throws {
+        bus = try PrivateBus()
+        connection = try Connection.open(address: bus.address)
+        service = GeoClueService(
+            connection: connection, configuration: .default, clock: clock, timers: clock, logger: SilentLogger())
+        service.onDemandChanged = { [weak self] level in self?.demands.append(level) }
+        try await service.start()
+        service.setAvailableLevel(.exact)
+    }
+
+    /// Moves the service's time on by `duration`, running every timer due by then.
+    func advance(by duration: Duration) { clock.advance(by: duration) }
+
+    /// Hands the service a fix `metres` north of 51°N 10°E, measured now.
+    func deliver(northOf metres: Double = 0) {
+        service.deliver(
+            Fix(
+                latitude: 51 + metres / 111_195, longitude: 10, horizontalAccuracy: 5, timestamp: clock.wallNow,
+                provider: .static, description: "in-process"))
+    }
+
+    /// A client of the service on its own connection.
+    func app() async throws -> GeoClueTestClient { try await GeoClueTestClient(bus: bus) }
+
+    /// Waits until the providers are asked for a level: the client's admission has ended and its timers are armed.
+    func waitUntilDemanded() async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while demands.last.map({ $0 == nil }) ?? true {
+            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("the providers were never asked") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func stop() {
+        connection.close()
+        bus.stop()
+    }
+}
+
+/// Drops the service's log lines: these tests read the bus, not the log.
+private struct SilentLogger: Logger {
+    func log(_ priority: LogPriority, _ message: String) {}
+}
