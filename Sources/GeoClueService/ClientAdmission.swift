@@ -22,16 +22,17 @@ extension ClientObject {
     /// The admission of `desktopId`, step by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
     /// the agent failing or silent denies with its reason. It never waits for an agent to register.
     ///
-    /// The steps, each refusing for its own reason:
-    /// 0. location services are on, and the client still exists (`ServicesDisabled`, `Failed`);
+    /// The steps, numbered as in the README's table, each refusing for its own reason:
     /// 1. the configuration allows the app for the user (`restricted`);
     /// 2. its authorisation status, from polkit or the stored decisions (`AccessDenied` with polkit's failure, or
     ///    `LimitsExceeded` when the user has too many checks waiting);
     /// 3. the user's agent cap is not 0 ("Geolocation disabled for UID N");
     /// 4. an app not determined is allowed by the user's agent, for this start ("Agent rejected …");
     /// 5. *when in use*: its login session is active;
-    /// 6. the level: what it requested, within the grant, the agent's allowance and the cap as they are now.
-    /// A hold that arrives while the steps wait is the client life's to weigh (``ClientLife``).
+    /// 6. the level: what it requested, within the grant, the agent's allowance and the cap as they are now;
+    /// 7. location services are on (`ServicesDisabled`), checked first and again last, with the client still there
+    ///    (`Failed`), as either may change while the steps wait.
+    /// A hold that arrives while the steps wait is the client's life to weigh (``ClientLife``).
     private func admissionLevel(_ desktopId: String) async throws(DBusError) -> AccuracyLevel {
         try requireServices()
         let uid = try await service.uid(of: owner)
@@ -41,30 +42,21 @@ extension ClientObject {
         try await refreshAuthorisation(desktopId, uid: uid)
         let cap = try await requireAgentCapAllows(desktopId, uid: uid)
         try await askAgentIfUndetermined(desktopId, uid: uid)
-        let session: LoginSession =
-            AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
-            ? try await service.loginSession(of: owner) : .unknown
-        let admission = AuthorisationRule.admission(
-            status: authorisation.status, approximate: authorisation.approximate, agentAllowance: agentAllowance,
-            requested: AccuracyLevel(clampingRequested: life.requestedLevel), session: session, cap: cap)
-        switch admission {
-        case .success(let admitted):
-            try requireServices()
-            try requireExists()
-            return try levelWithinCapNow(admitted, desktopId, uid: uid)
-        case .failure(let refusal):
-            throw .accessDenied(explain(refusal, desktopId, uid: uid))
-        }
+        let session = try await loginSessionIfWhenInUse()
+        let admitted = try levelAdmitted(desktopId, uid: uid, session: session, cap: cap)
+        try requireServices()
+        try requireExists()
+        return try levelWithinCapNow(admitted, desktopId, uid: uid)
     }
 
-    /// Step 0: fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
+    /// Step 7: fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
     private func requireServices() throws(DBusError) {
         guard service.servicesEnabled else {
             throw DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
         }
     }
 
-    /// Step 0: the client was not deleted while the admission waited.
+    /// Step 7: the client was not deleted while the admission waited.
     private func requireExists() throws(DBusError) {
         guard service.client(id) === self else { throw .failed("the client was deleted") }
     }
@@ -98,6 +90,29 @@ extension ClientObject {
             )
         case .failure(let failure):
             throw .accessDenied("cannot ask the agent: \(failure.message)")
+        }
+    }
+
+    /// Step 5: the login session of the owner's process, which only *when in use* needs (``LoginSession/unknown``
+    /// otherwise).
+    private func loginSessionIfWhenInUse() async throws(DBusError) -> LoginSession {
+        guard AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance) else {
+            return .unknown
+        }
+        return try await service.loginSession(of: owner)
+    }
+
+    /// Steps 2, 5 and 6 weighed together by ``AuthorisationRule/admission(status:approximate:agentAllowance:requested:session:cap:)``:
+    /// an authorised app, in an active session when *when in use*, at the level it may have.
+    private func levelAdmitted(_ desktopId: String, uid: UInt32, session: LoginSession, cap: AccuracyLevel?)
+        throws(DBusError) -> AccuracyLevel
+    {
+        let admission = AuthorisationRule.admission(
+            status: authorisation.status, approximate: authorisation.approximate, agentAllowance: agentAllowance,
+            requested: AccuracyLevel(clampingRequested: life.requestedLevel), session: session, cap: cap)
+        switch admission {
+        case .success(let level): return level
+        case .failure(let refusal): throw .accessDenied(explain(refusal, desktopId, uid: uid))
         }
     }
 

@@ -52,6 +52,20 @@ public final class PolkitAuthority: Sendable {
     }
 }
 
+extension PolkitAuthority: Authoriser {
+    /// The service's ``Authoriser``: ``check(busName:action:details:interactive:timeout:completion:)`` awaited, a
+    /// check without an answer a failure that denies.
+    public func check(busName: String, action: String, details: [String: String], interactive: Bool, timeout: Duration)
+        async -> Result<PolkitAnswer, AuthorisationFailure>
+    {
+        await withCheckedContinuation { continuation in
+            check(busName: busName, action: action, details: details, interactive: interactive, timeout: timeout) {
+                continuation.resume(returning: $0.mapError { AuthorisationFailure($0.message) })
+            }
+        }
+    }
+}
+
 /// One check in flight, handed to the GLib thread and back.
 final class PolkitRequest: @unchecked Sendable {
     let busName: String

@@ -57,7 +57,7 @@ enum Daemon {
         Shutdown.flushBeforeExit { grantFile.flush() }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, timers: EventLoop.main, logger: logger,
-            authoriser: authorisation.usesPolkit ? PolkitAuthoriser() : nil,
+            authoriser: authorisation.usesPolkit ? PolkitAuthority() : nil,
             grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath))
@@ -193,24 +193,6 @@ enum Daemon {
             }
             clientPeak = clients
             IdleMemory.requestRelease(scope)
-        }
-    }
-}
-
-/// polkit, through libpolkit-gobject-1, as the service's ``Authoriser``.
-@BusActor
-final class PolkitAuthoriser: Authoriser {
-    private let authority = PolkitAuthority()
-
-    func check(busName: String, action: String, details: [String: String], interactive: Bool, timeout: Duration)
-        async -> Result<PolkitAnswer, AuthorisationFailure>
-    {
-        await withCheckedContinuation { continuation in
-            authority.check(
-                busName: busName, action: action, details: details, interactive: interactive, timeout: timeout
-            ) { result in
-                continuation.resume(returning: result.mapError { AuthorisationFailure($0.message) })
-            }
         }
     }
 }
