@@ -11,12 +11,9 @@ import WhereaboutsStorage
 /// clients need.
 @BusActor
 public final class GeoClueService {
-    /// The most clients one connection may hold; more fail with `LimitsExceeded`.
-    public static let maximumClientsPerConnection = 4096
-    /// The most clients the connections of one Unix user may hold together.
-    public static let maximumClientsPerUser = 8192
-    /// The most clients the service holds in all.
-    public static let maximumClients = 65536
+    /// The most clients one connection may hold (4096), the connections of one Unix user together (8192), and the
+    /// service in all (65536); more fail with `LimitsExceeded`.
+    public static let clientLimits = ClientLimits(perConnection: 4096, perUser: 8192, total: 65536)
     /// The most calls the service holds unanswered (waiting for a fix, polkit, logind, an agent or the caller's
     /// credentials) for one connection, for the connections of one Unix user together, and in all; a call past a
     /// limit fails at once with `LimitsExceeded`. `Start` is not counted: a client has at most one in progress.
@@ -45,11 +42,7 @@ public final class GeoClueService {
     /// The users' stored decisions.
     var grants = GrantStore()
     private var manager: ManagerObject?
-    private var clients: [UInt32: ClientObject] = [:]
-    /// The clients of each connection, in the order they were made (ascending ids).
-    private var clientsByOwner: [String: [UInt32]] = [:]
-    private var clientsByUser: [UInt32: Int] = [:]
-    private var lastClientID: UInt32 = 0
+    private var clients = ClientRegistry<ClientObject>(limits: GeoClueService.clientLimits)
     /// The user and process of each connection that asked for something, while it is connected.
     private var peers: [String: (uid: UInt32, pid: UInt32?)] = [:]
     /// Connections whose Unix user is being asked of the bus, and how many times.
@@ -71,26 +64,20 @@ public final class GeoClueService {
     let agentTimeout: Duration
     /// The login sessions of client processes, for *when in use*.
     let sessions: SessionMonitor
-    private(set) var inUse = false
+    /// What the clients needing fixes add up to: `InUse`, `ActiveApps`, the providers' demand.
+    let activity: ServiceActivity
     /// The best level the providers can deliver now.
     private var providersLevel: AccuracyLevel = .none
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
-    /// What each client needing fixes adds to the activity, and the activity they make up.
-    private var contributions: [UInt32: ActivityContribution] = [:]
-    private var activity = ActivityTally()
-    /// The connections that read `ActiveApps`, whose view they were given and the value they last got: changes
-    /// of that view are sent to each alone.
-    private var activeAppsReaders: [String: (viewer: ActiveAppsViewer, apps: [String])] = [:]
     /// The calls held unanswered, counted against ``heldCallLimits``.
     private var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
-    private var demand: AccuracyLevel?
-    /// Nesting of ``inOneActivityUpdate(_:)``, and whether the activity changed inside it.
-    private var activityUpdateDepth = 0
-    private var activityChangedMeanwhile = false
 
-    /// Called with the highest level any active client is served at, or nil when no client is active.
-    public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// Called with the highest level any client needing fixes is served at, or nil when none needs any.
+    public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)? {
+        get { activity.onDemandChanged }
+        set { activity.onDemandChanged = newValue }
+    }
     /// Called when a single-shot request (`RequestLocation`) starts waiting while the providers already run: a
     /// provider whose position is still current, but changes seldom (Wi-Fi, IP), may offer it again at once
     /// rather than at its next change.
@@ -118,6 +105,7 @@ public final class GeoClueService {
         self.configuration = configuration
         self.clock = clock
         self.timers = timers
+        activity = ServiceActivity(connection: connection)
         self.logger = logger
         self.authoriser = authoriser
         polkit = authoriser.map {
@@ -202,7 +190,7 @@ public final class GeoClueService {
     /// Serves a new fix to every active client.
     public func deliver(_ fix: Fix) {
         lastFix = fix
-        for client in clients.values where client.isServing { client.offer(fix) }
+        for client in clients.all where client.isServing { client.offer(fix) }
     }
 
     /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes;
@@ -213,8 +201,8 @@ public final class GeoClueService {
         guard availableLevel != before else { return }
         emitAvailableLevel()
         let reason = level == .none ? unavailabilityReason ?? "provider-lost" : "provider-available"
-        inOneActivityUpdate {
-            for client in clients.values { client.providersAvailabilityChanged(level != .none, reason: reason) }
+        activity.inOneUpdate {
+            for client in clients.all { client.providersAvailabilityChanged(level != .none, reason: reason) }
         }
     }
 
@@ -240,8 +228,8 @@ public final class GeoClueService {
             path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
             changed: ["LocationServicesEnabled": .boolean(enabled)])
         if providersLevel != .none { emitAvailableLevel() }
-        inOneActivityUpdate {
-            for client in clients.values {
+        activity.inOneUpdate {
+            for client in clients.all {
                 if enabled {
                     client.release(.servicesDisabled, reason: "services-enabled")
                 } else {
@@ -258,70 +246,36 @@ public final class GeoClueService {
     /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, run by the Unix user `uid`; never
     /// waits for an agent.
     func client(for sender: String, uid: UInt32, reuse: Bool) throws(DBusError) -> ClientObject {
-        let owned = clientsByOwner[sender] ?? []
-        if reuse, let first = owned.first, let existing = clients[first] { return existing }
-        guard owned.count < GeoClueService.maximumClientsPerConnection else {
-            throw .limitsExceeded("\(sender) already has \(owned.count) clients, the most one connection may have")
+        if reuse, let existing = clients.first(ownedBy: sender) { return existing }
+        let added = clients.add(owner: sender, uid: uid) { ClientObject(id: $0, owner: sender, service: self) }
+        switch added {
+        case .success(let client):
+            connection.export(client, at: client.path, visibleTo: sender)
+            onClientCountChanged?(clients.count)
+            return client
+        case .failure(.connection(let held)):
+            throw .limitsExceeded("\(sender) already has \(held) clients, the most one connection may have")
+        case .failure(.user(let uid, let held)):
+            throw .limitsExceeded("UID \(uid) already has \(held) clients, the most one user may have")
+        case .failure(.total(let held)):
+            throw .limitsExceeded("the service already has \(held) clients")
         }
-        let usersClients = clientsByUser[uid] ?? 0
-        guard usersClients < GeoClueService.maximumClientsPerUser else {
-            throw .limitsExceeded("UID \(uid) already has \(usersClients) clients, the most one user may have")
-        }
-        guard clients.count < GeoClueService.maximumClients else {
-            throw .limitsExceeded("the service already has \(clients.count) clients")
-        }
-        lastClientID += 1
-        let client = ClientObject(id: lastClientID, owner: sender, service: self)
-        clients[client.id] = client
-        clientsByOwner[sender, default: []].append(client.id)
-        clientsByUser[uid] = usersClients + 1
-        connection.export(client, at: client.path, visibleTo: sender)
-        onClientCountChanged?(clients.count)
-        return client
     }
 
     /// `DeleteClient`: deletes the client at `path` if `sender` owns it; anything else is a silent no-op,
     /// as in GeoClue.
     func deleteClient(at path: ObjectPath, requestedBy sender: String) {
         guard path.parent == GeoClue.clientRoot, let id = UInt32(path.lastElement), let client = clients[id],
-            client.owner == sender
+            client.owner == sender, clients.remove(id) != nil
         else { return }
-        remove(client)
-    }
-
-    private func remove(_ client: ClientObject) {
         forget(client)
-        // In place: a copy of the list would cost all of the owner's clients.
-        if let index = GeoClueService.position(of: client.id, in: clientsByOwner[client.owner] ?? []) {
-            clientsByOwner[client.owner]?.remove(at: index)
-            if clientsByOwner[client.owner]?.isEmpty == true { clientsByOwner[client.owner] = nil }
-        }
         onClientCountChanged?(clients.count)
     }
 
-    /// Where `id` is in `owned`, which is sorted, as ids only grow.
-    private static func position(of id: UInt32, in owned: [UInt32]) -> Int? {
-        var low = 0
-        var high = owned.count
-        while low < high {
-            let middle = (low + high) / 2
-            if owned[middle] < id { low = middle + 1 } else { high = middle }
-        }
-        return low < owned.count && owned[low] == id ? low : nil
-    }
-
-    /// Tears `client` down and drops it from everything but its owner's list, at a cost independent of how many
-    /// clients there are.
+    /// Tears `client`, no longer in ``clients``, down, at a cost independent of how many clients there are.
     private func forget(_ client: ClientObject) {
         client.tearDown()
-        clients[client.id] = nil
-        if let old = contributions.removeValue(forKey: client.id) {
-            activity.replace(old, with: nil)
-            activityChanged()
-        }
-        if let uid = peers[client.owner]?.uid, let count = clientsByUser[uid] {
-            clientsByUser[uid] = count > 1 ? count - 1 : nil
-        }
+        activity.set(nil, of: client.id)
     }
 
     /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
@@ -332,12 +286,13 @@ public final class GeoClueService {
         if lookups[name] != nil { vanishedDuringLookup.insert(name) }
         sessions.forget(name)
         agentVanished(name)
-        activeAppsReaders[name] = nil
+        activity.forget(name)
         if simulation?.owner == name { endSimulation(reason: "stopped") }
-        guard let owned = clientsByOwner.removeValue(forKey: name) else { return }
+        let owned = clients.removeAll(ownedBy: name)
+        guard !owned.isEmpty else { return }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
-        inOneActivityUpdate {
-            for id in owned { if let client = clients[id] { forget(client) } }
+        activity.inOneUpdate {
+            for client in owned { forget(client) }
         }
         onClientCountChanged?(clients.count)
     }
@@ -346,7 +301,7 @@ public final class GeoClueService {
     ///
     /// A client that starts while the providers already run gets the latest fix at once, not at the next report.
     func clientActivityChanged(_ client: ClientObject) {
-        let providersWereRunning = demand != nil
+        let providersWereRunning = activity.demand != nil
         recount(client)
         if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
         if providersWereRunning, !client.active, client.isServing { onFreshFixWanted?() }
@@ -354,88 +309,39 @@ public final class GeoClueService {
 
     /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
     func recheck(uid: UInt32, app: String) async {
-        for client in clients.values where client.desktopId == app && peers[client.owner]?.uid == uid {
+        for client in clients.all where client.desktopId == app && peers[client.owner]?.uid == uid {
             await client.recheckAuthorisation(uid: uid)
         }
     }
 
     /// Applies a new agent cap (or its end) to every client of `uid`.
     func agentCapChanged(uid: UInt32) {
-        inOneActivityUpdate {
-            for client in clients.values where peers[client.owner]?.uid == uid { client.capChanged() }
+        activity.inOneUpdate {
+            for client in clients.all where peers[client.owner]?.uid == uid { client.capChanged() }
         }
     }
 
     /// Holds or resumes the clients whose process is in the login session at `path`.
     private func sessionChanged(_ path: ObjectPath, active: Bool) {
         polkit?.sessionChanged(id: path.rawValue)
-        inOneActivityUpdate {
-            for client in clients.values where sessions.sessionPath(of: client.owner) == path {
+        activity.inOneUpdate {
+            for client in clients.all where sessions.sessionPath(of: client.owner) == path {
                 client.sessionChanged(active: active)
             }
         }
     }
 
-    /// Runs `body`, which may change many clients at once (a switch, a peer leaving), announcing the activity
-    /// once at its end rather than once a client.
-    private func inOneActivityUpdate(_ body: () -> Void) {
-        activityUpdateDepth += 1
-        body()
-        activityUpdateDepth -= 1
-        if activityUpdateDepth == 0 && activityChangedMeanwhile {
-            activityChangedMeanwhile = false
-            publishActivity()
-        }
-    }
-
     /// Counts again what `client` adds to the activity (its level, app, user and whether it is started), after
-    /// any of them changed; a few dictionary updates, whatever the number of clients.
+    /// any of them changed.
     func recount(_ client: ClientObject) {
-        let new: ActivityContribution? =
+        let contribution: ActivityContribution? =
             client.isServing
             ? ActivityContribution(
                 level: client.demandedLevel, user: peers[client.owner]?.uid,
                 app: configuration.isSystemApp(client.desktopId ?? "") ? nil : client.desktopId ?? "",
                 started: client.active)
             : nil
-        let old = contributions[client.id]
-        guard old != new else { return }
-        contributions[client.id] = new
-        activity.replace(old, with: new)
-        activityChanged()
-    }
-
-    private func activityChanged() {
-        guard activityUpdateDepth == 0 else {
-            activityChangedMeanwhile = true
-            return
-        }
-        publishActivity()
-    }
-
-    /// Announces `InUse` (to everyone, as GeoClue does: it names no app), each reader's view of `ActiveApps` (to
-    /// that reader alone) and the providers' demand, where they changed.
-    private func publishActivity() {
-        if activity.inUse != inUse {
-            inUse = activity.inUse
-            connection.emitPropertiesChanged(
-                path: GeoClue.managerPath, interface: GeoClue.managerInterface, changed: ["InUse": .boolean(inUse)])
-        }
-        var views: [ActiveAppsViewer: [String]] = [:]
-        for (reader, entry) in activeAppsReaders {
-            let apps = views[entry.viewer] ?? activeApps(seenBy: entry.viewer)
-            views[entry.viewer] = apps
-            guard apps != entry.apps else { continue }
-            activeAppsReaders[reader] = (entry.viewer, apps)
-            connection.emitPropertiesChanged(
-                path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
-                changed: ["ActiveApps": .strings(apps)], destination: reader)
-        }
-        let level = activity.demand
-        if level != demand {
-            demand = level
-            onDemandChanged?(level)
-        }
+        activity.set(contribution, of: client.id)
     }
 
     // MARK: Held calls
@@ -478,16 +384,9 @@ public final class GeoClueService {
                 timeout: GeoClueService.checkTimeout)
             if case .success(.yes) = answer { viewer = .everyone }
         }
-        let apps = activeApps(seenBy: viewer)
-        if peers[name] != nil { activeAppsReaders[name] = (viewer, apps) }
+        let apps = activity.apps(seenBy: viewer)
+        if peers[name] != nil { activity.follow(name, as: viewer, given: apps) }
         return apps
-    }
-
-    private func activeApps(seenBy viewer: ActiveAppsViewer) -> [String] {
-        switch viewer {
-        case .everyone: activity.allApps
-        case .user(let uid): activity.apps(of: uid)
-        }
     }
 
     /// `io.github.whereabouts1.Manager`'s properties.
@@ -567,12 +466,6 @@ public final class GeoClueService {
 enum IntrospectionCaller: Hashable, Sendable {
     case user(UInt32)
     case connection(String)
-}
-
-/// Whose apps a reader of `ActiveApps` sees.
-enum ActiveAppsViewer: Hashable {
-    case user(UInt32)
-    case everyone
 }
 
 extension ProviderDetail {

@@ -13,7 +13,7 @@ final class ManagerObject: ExportedObject {
 
     func property(_ name: String, interface: String) -> DBusValue {
         if interface == Whereabouts.managerInterface { return service.extendedManagerProperty(name) }
-        return name == "InUse" ? .boolean(service.inUse) : .uint32(service.availableLevel.rawValue)
+        return name == "InUse" ? .boolean(service.activity.inUse) : .uint32(service.availableLevel.rawValue)
     }
 
     /// `Get` and `GetAll`: `io.github.whereabouts1.Manager.ActiveApps` is answered once the caller is known, with
