@@ -39,36 +39,27 @@ final class ManagerObject: ExportedObject {
         return .later
     }
 
-    /// Every method but `DeleteClient` may answer later, so each call counts against the caller's share of
-    /// ``GeoClueService/heldCallLimits`` until it is answered.
+    /// Parsed first (``ManagerCall``); every method but `DeleteClient` may answer later, so each call then counts
+    /// against the caller's share of ``GeoClueService/heldCallLimits`` until it is answered.
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
-        if method != "DeleteClient" { try service.hold(call) }
-        switch method {
-        case "ListGrants":
-            service.listGrants(call, allUsers: call.arguments[0].bool!)
-            return .later
-        case "RevokeGrant":
-            let app = call.arguments[1].string!
-            guard !app.isEmpty else { throw .invalidArgs("app must not be empty") }
-            service.revokeGrant(call, uid: call.arguments[0].uint32!, app: app)
-            return .later
-        case "SetStaticLocation":
-            return try service.setStaticLocation(call)
-        case "ClearStaticLocation":
-            return service.clearStaticLocation(call)
-        case "Simulate":
-            return try service.simulate(call)
-        case "StopSimulation":
-            return service.stopSimulation(call)
-        case "GetClient":
-            return clientPath(call, reuse: true)
-        case "CreateClient":
-            return clientPath(call, reuse: false)
-        case "DeleteClient":
-            service.deleteClient(at: call.arguments[0].objectPath!, requestedBy: call.sender)
+        let parsed = try ManagerCall(method: method, arguments: call.arguments)
+        if !parsed.isAnsweredAtOnce { try service.hold(call) }
+        switch parsed {
+        case .client(let reuse): return clientPath(call, reuse: reuse)
+        case .deleteClient(let path):
+            service.deleteClient(at: path, requestedBy: call.sender)
             return .values([])
-        default:
-            return try addAgent(call)
+        case .addAgent(let id): return try addAgent(call, id: id)
+        case .listGrants(let allUsers):
+            service.listGrants(call, allUsers: allUsers)
+            return .later
+        case .revokeGrant(let uid, let app):
+            service.revokeGrant(call, uid: uid, app: app)
+            return .later
+        case .setStaticLocation(let location): return service.setStaticLocation(location, call)
+        case .clearStaticLocation: return service.clearStaticLocation(call)
+        case .simulate(let request): return try service.simulate(request, call)
+        case .stopSimulation: return service.stopSimulation(call)
         }
     }
 
@@ -88,8 +79,7 @@ final class ManagerObject: ExportedObject {
 
     /// `AddAgent`: registers the caller as the agent for its user, if its id is in `[agent] whitelist` and the
     /// user has no other live agent (``GeoClueService/registerAgent(busName:id:uid:)``).
-    private func addAgent(_ call: MethodCall) throws(DBusError) -> Reply {
-        let id = call.arguments[0].string!
+    private func addAgent(_ call: MethodCall, id: String) throws(DBusError) -> Reply {
         guard service.configuration.agentWhitelist.contains(id) else {
             throw .accessDenied("\(id) not allowed to act as agent")
         }

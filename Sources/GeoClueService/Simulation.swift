@@ -34,11 +34,6 @@ struct RunningSimulation {
 }
 
 extension GeoClueService {
-    /// The longest track `Simulate` accepts, in bytes.
-    static let maximumTrackBytes = 8 << 20
-    /// The fastest playback `Simulate` accepts, in times real time.
-    static let maximumSimulationSpeed = 1000.0
-
     /// `io.github.whereabouts1.Manager.Simulate(s track, a{sv} options)`: plays a recorded track (NMEA or GPX text)
     /// in the place of every provider, its fixes marked simulated, until it ends, `StopSimulation` is called or the
     /// caller disconnects. Options: `speed` (d, times real time, default 1), `loop` (b, default false), `name` (s,
@@ -46,31 +41,11 @@ extension GeoClueService {
     ///
     /// The track is parsed after the caller is authorised, not before as other arguments are checked: parsing up to
     /// 8 MiB is the one check that costs, and a caller who may not simulate must not make the bus thread pay it.
-    func simulate(_ call: MethodCall) throws(DBusError) -> Reply {
-        let track = call.arguments[0].string!
-        var speed = 1.0
-        var loops = false
-        var name = "track"
-        for (key, value) in call.arguments[1].stringKeyedEntries ?? [:] {
-            switch (key, value) {
-            case ("speed", .double(let wanted)): speed = wanted
-            case ("loop", .boolean(let wanted)): loops = wanted
-            case ("name", .string(let given)): name = given
-            default:
-                throw .invalidArgs(
-                    "unknown or mistyped option '\(key)' (\(value.signature)); known: speed d, loop b, name s")
-            }
-        }
+    func simulate(_ request: SimulationRequest, _ call: MethodCall) throws(DBusError) -> Reply {
         guard let simulator else {
             throw DBusError(name: DBusError.Name.notSupported, message: "this service has no simulator")
         }
-        guard track.utf8.count <= Self.maximumTrackBytes else {
-            throw .invalidArgs(
-                "the track is \(track.utf8.count) bytes long; at most \(Self.maximumTrackBytes) are accepted")
-        }
-        guard speed.isFinite, speed > 0, speed <= Self.maximumSimulationSpeed else {
-            throw .invalidArgs("speed must be more than 0 and at most \(Int(Self.maximumSimulationSpeed))")
-        }
+        let (track, name, speed, loops) = (request.track, request.name, request.speed, request.loops)
         BusActor.task { [self] in
             let prepared: any Simulation
             do throws(DBusError) {

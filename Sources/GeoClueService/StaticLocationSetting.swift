@@ -7,15 +7,7 @@ extension GeoClueService {
     /// `io.github.whereabouts1.Manager.SetStaticLocation(d latitude, d longitude, d altitude, d accuracy)`: with the
     /// management action, serves this location from the static source in the place of its file (and even when
     /// `[static-source]` is off), kept across restarts until `ClearStaticLocation`.
-    func setStaticLocation(_ call: MethodCall) throws(DBusError) -> Reply {
-        let values = call.arguments.map { $0.double ?? .nan }
-        let location: StaticLocation
-        do {
-            location = try StaticLocation(
-                checkingLatitude: values[0], longitude: values[1], altitude: values[2], accuracy: values[3])
-        } catch {
-            throw .invalidArgs("\(error)")
-        }
+    func setStaticLocation(_ location: StaticLocation, _ call: MethodCall) -> Reply {
         managing(call) { self.changeStaticLocation(to: location) }
         return .later
     }
