@@ -79,31 +79,12 @@ struct SimulationTests {
         }
         #expect(try await app.get(GeoClueTestClient.managerPath, Self.manager, "Simulating") == .boolean(false))
         try await Self.waitForStaticFix(app)
-        #expect(harness.daemonLog.contains("simulation: ended (finished)"), "\(harness.daemonLog)")
     }
 
-    @Test func olderLocationObjectsAreReleasedWhenTheirGracePeriodEnds() async throws {
-        // A burst of updates leaves the current and previous objects and two older ones in their 5 s grace period;
-        // the grace timer, armed once for the burst rather than once per fix, releases the older ones.
-        let harness = try Self.harness()
-        defer { harness.stop() }
-        let app = try await GeoClueTestClient(bus: harness.bus)
-        defer { Task { @BusActor in app.close() } }
-        _ = try await app.startedClient()
-        _ = try await app.waitForUpdates(1)
-        _ = try Self.replayTrack(harness)
-        try await Self.waitForStaticFix(app)
-        let announced = await app.locationUpdates.map(\.new)
-        #expect(announced.count >= 5, "\(announced)")
-        try await Task.sleep(for: .milliseconds(6500))
-        var readable: [ObjectPath] = []
-        for path in announced where (try? await app.getAll(path, GeoClueTestClient.locationInterface)) != nil {
-            readable.append(path)
-        }
-        #expect(readable == Array(announced.suffix(2)), "readable after the grace period: \(readable) of \(announced)")
-    }
+    // Older Location objects released when their grace period ends, to the millisecond:
+    // ServiceInProcessTests/ClientTimingTests.swift.
 
-    @Test func aLoopingSimulationEndsWhenItsOwnerGoesAway() async throws {
+    @Test @BusActor func aLoopingSimulationEndsWhenItsOwnerGoesAway() async throws {
         let harness = try Self.harness()
         defer { harness.stop() }
         let app = try await GeoClueTestClient(bus: harness.bus)
@@ -111,8 +92,11 @@ struct SimulationTests {
         let player = try ChildProcess(
             try ProjectPaths.product("whereabouts"), ["replay", harness.file("track.nmea").path, "--loop"],
             environment: harness.bus.environment, logFile: harness.file("replay.log"))
-        try Wait.until("the simulation to start", timeout: 10) {
-            harness.daemonLog.contains("simulation: ") && harness.daemonLog.contains("looping")
+        try await app.waitFor("the simulation to start") {
+            app.signals.contains {
+                $0.member == "PropertiesChanged" && $0.arguments().first?.string == Self.manager
+                    && $0.arguments()[1].stringKeyedEntries?["Simulating"] == .boolean(true)
+            }
         }
         #expect(try await app.get(GeoClueTestClient.managerPath, Self.manager, "Simulating") == .boolean(true))
         let providers = try await app.get(GeoClueTestClient.managerPath, Self.manager, "Providers")
