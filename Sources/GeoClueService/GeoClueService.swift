@@ -44,11 +44,7 @@ public final class GeoClueService {
     private var manager: ManagerObject?
     private var clients = ClientRegistry<ClientObject>(limits: GeoClueService.clientLimits)
     /// The user and process of each connection that asked for something, while it is connected.
-    private var peers: [String: (uid: UInt32, pid: UInt32?)] = [:]
-    /// Connections whose Unix user is being asked of the bus, and how many times.
-    private var lookups: [String: Int] = [:]
-    /// Connections that went away while their Unix user was being asked.
-    private var vanishedDuringLookup: Set<String> = []
+    private let peers: PeerCredentials
     /// The GeoClue agent of each user.
     var agents: [UInt32: Agent] = [:]
     /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
@@ -106,6 +102,7 @@ public final class GeoClueService {
         self.clock = clock
         self.timers = timers
         activity = ServiceActivity(connection: connection)
+        peers = PeerCredentials(connection: connection)
         self.logger = logger
         self.authoriser = authoriser
         polkit = authoriser.map {
@@ -121,6 +118,7 @@ public final class GeoClueService {
         agentTimeout = GeoClueService.agentTimeoutFromEnvironment() ?? GeoClueService.defaultAgentTimeout
         sessions = SessionMonitor(connection: connection, logger: logger)
         sessions.onChange = { [weak self] path, active in self?.sessionChanged(path, active: active) }
+        peers.onIdentified = { [weak self] name, uid in self?.heldCalls.identify(name, as: uid) }
     }
 
     /// `WHEREABOUTS_AGENT_TIMEOUT_MS`, when set to a whole number of milliseconds.
@@ -178,9 +176,9 @@ public final class GeoClueService {
 
     /// Refuses an `Introspect` from `sender` beyond its user's rate (``introspections``).
     private func admitIntrospection(from sender: String) -> DBusError? {
-        let caller: IntrospectionCaller = peers[sender].map { .user($0.uid) } ?? .connection(sender)
+        let caller: IntrospectionCaller = peers.knownUser(of: sender).map { .user($0) } ?? .connection(sender)
         guard introspections.admit(caller, now: clock.monotonicNow) == .suppress else { return nil }
-        let who = peers[sender].map { "UID \($0.uid)" } ?? sender
+        let who = peers.knownUser(of: sender).map { "UID \($0)" } ?? sender
         return .limitsExceeded("\(who) has made more than \(introspections.burst) Introspect calls in a second")
     }
 
@@ -281,9 +279,8 @@ public final class GeoClueService {
     /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
     /// its simulation, and what it read.
     private func peerVanished(_ name: String) {
-        defer { peers[name] = nil }
+        defer { peers.vanished(name) }
         connection.forgetCalls(from: name)
-        if lookups[name] != nil { vanishedDuringLookup.insert(name) }
         sessions.forget(name)
         agentVanished(name)
         activity.forget(name)
@@ -309,7 +306,7 @@ public final class GeoClueService {
 
     /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
     func recheck(uid: UInt32, app: String) async {
-        for client in clients.all where client.desktopId == app && peers[client.owner]?.uid == uid {
+        for client in clients.all where client.desktopId == app && peers.knownUser(of: client.owner) == uid {
             await client.recheckAuthorisation(uid: uid)
         }
     }
@@ -317,7 +314,7 @@ public final class GeoClueService {
     /// Applies a new agent cap (or its end) to every client of `uid`.
     func agentCapChanged(uid: UInt32) {
         activity.inOneUpdate {
-            for client in clients.all where peers[client.owner]?.uid == uid { client.capChanged() }
+            for client in clients.all where peers.knownUser(of: client.owner) == uid { client.capChanged() }
         }
     }
 
@@ -337,7 +334,7 @@ public final class GeoClueService {
         let contribution: ActivityContribution? =
             client.isServing
             ? ActivityContribution(
-                level: client.demandedLevel, user: peers[client.owner]?.uid,
+                level: client.demandedLevel, user: peers.knownUser(of: client.owner),
                 app: configuration.isSystemApp(client.desktopId ?? "") ? nil : client.desktopId ?? "",
                 started: client.active)
             : nil
@@ -350,7 +347,7 @@ public final class GeoClueService {
     /// is answered; past a limit it fails with `LimitsExceeded`.
     func hold(_ call: MethodCall) throws(DBusError) {
         let sender = call.sender
-        if let refusal = heldCalls.hold(sender, user: peers[sender]?.uid) {
+        if let refusal = heldCalls.hold(sender, user: peers.knownUser(of: sender)) {
             let limits = GeoClueService.heldCallLimits
             switch refusal {
             case .connection(let held):
@@ -385,7 +382,7 @@ public final class GeoClueService {
             if case .success(.yes) = answer { viewer = .everyone }
         }
         let apps = activity.apps(seenBy: viewer)
-        if peers[name] != nil { activity.follow(name, as: viewer, given: apps) }
+        if peers.knownUser(of: name) != nil { activity.follow(name, as: viewer, given: apps) }
         return apps
     }
 
@@ -415,23 +412,9 @@ public final class GeoClueService {
         try await credentials(of: name).uid
     }
 
-    /// The Unix user and process of the connection `name`, asked of the bus once and remembered while it is
-    /// connected.
+    /// The Unix user and process of the connection `name` (``PeerCredentials``).
     private func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
-        if let known = peers[name] { return known }
-        lookups[name, default: 0] += 1
-        defer {
-            let remaining = (lookups[name] ?? 1) - 1
-            lookups[name] = remaining > 0 ? remaining : nil
-            if remaining == 0 { vanishedDuringLookup.remove(name) }
-        }
-        let credentials = try await connection.credentials(of: name)
-        guard !vanishedDuringLookup.contains(name) else {
-            throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
-        }
-        peers[name] = credentials
-        heldCalls.identify(name, as: credentials.uid)
-        return credentials
+        try await peers.credentials(of: name)
     }
 
     /// The login session of the connection `name` of user `uid` as a part of the key of polkit's reused answers,
