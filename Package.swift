@@ -83,7 +83,8 @@ let package = Package(
         .testTarget(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],
             swiftSettings: strict),
-        .testTarget(name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore"], swiftSettings: strict),
+        .testTarget(
+            name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "Loop"], swiftSettings: strict),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(

@@ -5,13 +5,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <gps.h>
-#include <math.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #if GPSD_API_MAJOR_VERSION < 9
 #error "gpsd API 9 or newer is needed (fix.altHAE, timespec times, buffered gps_read)"
@@ -81,18 +78,9 @@ failed:
     return NULL;
 }
 
-/* The longest report line kept: libgps's own line buffer (twice gpsd's longest JSON response). Longer lines are
- * dropped whole. */
-enum { REPORT_LINE_MAX = 8192 };
-
 struct wb_gps {
     const struct gps_library *library;
     struct gps_data_t data;
-    char buffer[2 * REPORT_LINE_MAX]; /* bytes read from gpsd, not yet taken as lines */
-    size_t buffered;
-    int discarding;                   /* the buffer filled without a line end: drop bytes up to the next one */
-    wb_gps_dop dop;                   /* from the last SKY */
-    char line[REPORT_LINE_MAX + 1];   /* the report being unpacked, NUL-terminated */
 };
 
 wb_gps *wb_gps_open(const char *host, const char *port, const char **error) {
@@ -107,8 +95,6 @@ wb_gps *wb_gps_open(const char *host, const char *port, const char **error) {
         return NULL;
     }
     gps->library = library;
-    gps->dop.hdop = NAN;
-    gps->dop.vdop = NAN;
     if (library->open(host, port, &gps->data) != 0) {
         *error = library->errstr(errno);
         free(gps);
@@ -126,63 +112,8 @@ int wb_gps_poll(wb_gps *gps) {
     return gps->library->send(&gps->data, "?POLL;") == 0 ? 0 : -1;
 }
 
-/* Reports are framed and read here rather than by gps_read, which hands every line to libgps's JSON parser:
- * libgps 3.22 loops forever on some reports (a DEVICES object with an unknown member, a SKY cut short), so
- * whatever listens on gpsd's port could freeze the provider. libgps only connects and sends the commands. */
-
-int wb_gps_wait(wb_gps *gps, int timeout_us) {
-    if (memchr(gps->buffer, '\n', gps->buffered) != NULL) return 1;
-    struct pollfd reader = {gps->data.gps_fd, POLLIN, 0};
-    int ready = poll(&reader, 1, timeout_us / 1000);
-    if (ready < 0) return errno == EINTR ? 0 : -1;
-    return ready > 0 ? 1 : 0;
-}
-
-/* Reads what gpsd has sent into the buffer: 1 when bytes came or none were waiting, -1 when the stream ended or
- * failed. */
-static int fill(wb_gps *gps) {
-    ssize_t count = recv(gps->data.gps_fd, gps->buffer + gps->buffered, sizeof gps->buffer - gps->buffered, MSG_DONTWAIT);
-    if (count > 0) {
-        gps->buffered += (size_t)count;
-        return 1;
-    }
-    if (count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 1;
-    return -1;
-}
-
-/* Takes the next whole line out of the buffer into gps->line, without its line end: its length, or -1 when no
- * whole line is buffered yet, or -2 when the line was too long and was dropped. */
-static long take_line(wb_gps *gps) {
-    char *end = memchr(gps->buffer, '\n', gps->buffered);
-    if (end == NULL) {
-        if (gps->buffered == sizeof gps->buffer) {
-            gps->buffered = 0;
-            gps->discarding = 1;
-        }
-        return -1;
-    }
-    size_t length = (size_t)(end - gps->buffer);
-    int kept = !gps->discarding && length <= REPORT_LINE_MAX;
-    if (kept) {
-        memcpy(gps->line, gps->buffer, length);
-        if (length > 0 && gps->line[length - 1] == '\r') length--;
-        gps->line[length] = '\0';
-    }
-    size_t consumed = (size_t)(end - gps->buffer) + 1;
-    memmove(gps->buffer, gps->buffer + consumed, gps->buffered - consumed);
-    gps->buffered -= consumed;
-    gps->discarding = 0;
-    return kept ? (long)length : -2;
-}
-
-int wb_gps_read(wb_gps *gps, wb_gps_fix *fix) {
-    long length = take_line(gps);
-    if (length == -1) {
-        if (fill(gps) < 0) return -1;
-        length = take_line(gps);
-    }
-    if (length < 0) return 0;
-    return wb_parse_report(gps->line, (size_t)length, &gps->dop, fix) == 1 ? 1 : 0;
+int wb_gps_socket(const wb_gps *gps) {
+    return gps->data.gps_fd;
 }
 
 void wb_gps_close(wb_gps *gps) {

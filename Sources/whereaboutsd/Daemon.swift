@@ -139,7 +139,10 @@ enum Daemon {
             )
         }
         if configuration.gpsd.enabled {
-            providers.append(GPSDProvider(host: configuration.gpsd.host, port: configuration.gpsd.port, logger: logger))
+            providers.append(
+                GPSDProvider(
+                    host: configuration.gpsd.host, port: configuration.gpsd.port, clock: clock, timers: EventLoop.main,
+                    logger: logger))
         }
         if configuration.networkNMEA.enabled {
             let nmea = configuration.networkNMEA
@@ -151,7 +154,8 @@ enum Daemon {
                 logger.warning("[network-nmea] is enabled with no nmea-socket=, device= or tcp-host=; nothing to read")
             }
             for endpoint in endpoints {
-                providers.append(NMEAStreamProvider(endpoint: endpoint, clock: clock, logger: logger))
+                providers.append(
+                    NMEAStreamProvider(endpoint: endpoint, clock: clock, timers: EventLoop.main, logger: logger))
             }
         }
         return providers

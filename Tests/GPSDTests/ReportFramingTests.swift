@@ -1,9 +1,12 @@
 import CGPSD
-import Glibc
 import Testing
+import WhereaboutsCore
 
-/// The shim frames and reads gpsd's reports itself: libgps 3.22 loops forever on some reports, malformed and valid
-/// (found by the gpsd fuzz target, `Fuzz/known-hangs/gpsd`).
+@testable import GPSD
+
+/// The provider frames gpsd's reports itself and the shim unpacks them, never libgps: libgps 3.22 loops forever on
+/// some reports, malformed and valid (found by the gpsd fuzz target, `Fuzz/known-hangs/gpsd`). GPSDProviderTests
+/// read them from a socket, and see it end.
 @Suite("gpsd report framing", .timeLimit(.minutes(1)))
 struct ReportFramingTests {
     /// Inputs on which libgps 3.22's unpacking never returns: malformed, and valid JSON with an unknown member.
@@ -48,49 +51,24 @@ struct ReportFramingTests {
         }
     }
 
-    /// A listening loopback socket and its port.
-    static func listener() throws -> (fd: Int32, port: UInt16) {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(fd, pointer, length) == 0 && listen(fd, 1) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        try #require(bound)
-        return (fd, UInt16(bigEndian: address.sin_port))
-    }
-
-    @Test func aReportThatWouldHangLibgpsIsPassedOverAndTheNextOneRead() throws {
-        let server = try Self.listener()
-        defer { close(server.fd) }
-        var error: UnsafePointer<CChar>? = nil
-        let gps = try #require(wb_gps_open("127.0.0.1", String(server.port), &error))
-        defer { wb_gps_close(gps) }
-        let peer = accept(server.fd, nil, nil)
-        try #require(peer >= 0)
+    @Test func aReportThatWouldHangLibgpsIsPassedOverAndTheNextOneRead() {
         let stream =
             Self.libgpsLoop + "\r\n" + Self.libgpsLoopOnValidJSON + "\n" + String(repeating: "x", count: 40_000)
             + "\n" + Self.tpv + "\r\n"
-        var bytes = Array(stream.utf8)
-        #expect(send(peer, &bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count)
-        var fix = wb_gps_fix()
-        var results: [Int32] = []
-        while results.count < 50, results.last != 1 {
-            _ = wb_gps_wait(gps, 500_000)
-            results.append(wb_gps_read(gps, &fix))
+        let bytes = Array(stream.utf8)
+        var splitter = GPSDReportSplitter()
+        var reader = GPSDReportReader()
+        var lines: [[UInt8]] = []
+        var fixes: [Fix] = []
+        // In pieces, as a socket hands them over.
+        for start in stride(from: 0, to: bytes.count, by: 1500) {
+            for line in splitter.append(bytes[start..<min(bytes.count, start + 1500)]) {
+                lines.append(line)
+                if let fix = reader.fix(from: line, receivedAt: WallTime(seconds: 1_700_000_000)) { fixes.append(fix) }
+            }
         }
-        #expect(results.last == 1, "\(results)")
-        #expect(fix.latitude == 46.5 && fix.longitude == 7.25)
-        #expect(!results.contains(-1))
-        close(peer)
-        while results.last != -1 && results.count < 100 {
-            _ = wb_gps_wait(gps, 500_000)
-            results.append(wb_gps_read(gps, &fix))
-        }
-        #expect(results.last == -1, "the end of the stream is seen: \(results)")
+        #expect(lines == [Self.libgpsLoop, Self.libgpsLoopOnValidJSON, Self.tpv].map { Array($0.utf8) })
+        #expect(fixes.count == 1)
+        #expect(fixes.first?.latitude == 46.5 && fixes.first?.longitude == 7.25)
     }
 }

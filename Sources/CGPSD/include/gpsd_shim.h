@@ -36,11 +36,9 @@ wb_gps *wb_gps_open(const char *host, const char *port, const char **error);
 int wb_gps_watch(wb_gps *gps, int enable);
 /* Asks gpsd for its latest fix (?POLL;), which then arrives as a report. Returns 0 on success. */
 int wb_gps_poll(wb_gps *gps);
-/* Waits up to timeout_us for data. Returns 1 when data is waiting, 0 on time-out, -1 on error. */
-int wb_gps_wait(wb_gps *gps, int timeout_us);
-/* Reads one report line (read with wb_parse_report, not libgps). Returns 1 when it carried a usable position with
- * a time into *fix, 0 for any other report or none yet, -1 when the connection failed or was closed. */
-int wb_gps_read(wb_gps *gps, wb_gps_fix *fix);
+/* The connection's socket, to be watched and read by the caller: gpsd's reports, one JSON object a line, read with
+ * wb_parse_report, not libgps. The socket stays the connection's: wb_gps_close closes it. */
+int wb_gps_socket(const wb_gps *gps);
 /* Closes the connection and frees everything. */
 void wb_gps_close(wb_gps *gps);
 
