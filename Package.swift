@@ -81,10 +81,11 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["WhereaboutsStorage"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop"],
+            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "Loop"], swiftSettings: strict),
+            name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "Loop", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(

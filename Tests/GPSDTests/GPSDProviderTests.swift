@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import TestSupport
 import Testing
 import WhereaboutsCore
 
@@ -99,17 +100,17 @@ struct GPSDProviderTests {
         // Up once gpsd speaks; reports that would hang libgps and an over-long line are passed over.
         await send(Self.version + "\n", to: peer)
         let connected = "log: gpsd: connected to 127.0.0.1:\(server.port)"
-        await recorder.wait(for: connected)
+        try await recorder.wait(for: connected)
         let reports = [
             ReportFramingTests.libgpsLoop, ReportFramingTests.libgpsLoopOnValidJSON,
             String(repeating: "x", count: 40_000), ReportFramingTests.tpv, ReportFramingTests.tpv, Self.nextTPV,
         ]
         await send(reports.joined(separator: "\r\n") + "\r\n", to: peer)
-        await recorder.wait(for: "fix 46.75,7.25")
+        try await recorder.wait(for: "fix 46.75,7.25")
         #expect(recorder.events == [connected, "fix 46.5,7.25", "fix 46.75,7.25"], "a repeated report is dropped")
 
         close(peer)
-        await recorder.wait(for: "available none")
+        try await recorder.wait(for: "available none")
         let ended = "log: gpsd: 127.0.0.1:\(server.port): the stream ended; reconnecting"
         #expect(recorder.events.suffix(2) == [ended, "available none"])
         #expect(clock.armedTimers == 1)
@@ -129,10 +130,10 @@ struct GPSDProviderTests {
             let ends = recorder.events.count { $0 == "available none" }
             let fixes = recorder.events.count { $0 == "fix 46.5,7.25" }
             await send(([Self.version] + reports).map { $0 + "\n" }.joined(), to: peer)
-            await recorder.wait(for: "log: gpsd: connected to 127.0.0.1:\(server.port)", count: ends + 1)
-            if !reports.isEmpty { await recorder.wait(for: "fix 46.5,7.25", count: fixes + 1) }
+            try await recorder.wait(for: "log: gpsd: connected to 127.0.0.1:\(server.port)", count: ends + 1)
+            if !reports.isEmpty { try await recorder.wait(for: "fix 46.5,7.25", count: fixes + 1) }
             close(peer)
-            await recorder.wait(for: "available none", count: ends + 1)
+            try await recorder.wait(for: "available none", count: ends + 1)
         }
         /// Checks that the next attempt is `pause` away, and lets it be made.
         func expectNextAttempt(after pause: Duration) {
@@ -168,7 +169,7 @@ struct GPSDProviderTests {
         close(closed.fd)
         let provider = provider(port: closed.port)
         provider.start()
-        await recorder.wait(for: "available none")
+        try await recorder.wait(for: "available none")
         let logged = try #require(recorder.events.first)
         #expect(logged.hasPrefix("log: gpsd: 127.0.0.1:\(closed.port): ") && logged.hasSuffix("; reconnecting"))
         #expect(recorder.events.count == 2)

@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import TestSupport
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
@@ -87,12 +88,12 @@ struct NMEAStreamProviderTests {
             ("$GPXXX,garbage*00\r\n" + NMEAFixture.gga("123519") + "\r\n" + NMEAFixture.rmc("123519")
                 + "\r\n").utf8)
         #expect(write(peer, &bytes, bytes.count) == bytes.count)
-        await recorder.wait(for: "fix 48117")
+        try await recorder.wait(for: "fix 48117")
         #expect(recorder.events.contains { $0.contains("ignoring a bad sentence") })
 
         close(peer)
         let ended = "log: nmea: socket \(listener.path): the stream ended; retrying"
-        await recorder.wait(for: ended)
+        try await recorder.wait(for: ended)
         #expect(recorder.events.suffix(2) == [ended, "available none"])
         clock.advance(by: .milliseconds(249))
         #expect(provider.availableLevel == .none)

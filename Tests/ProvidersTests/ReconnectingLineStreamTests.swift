@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import TestSupport
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
@@ -141,7 +142,7 @@ struct ReconnectingLineStreamTests {
         // The second line is cut off by the end of the stream; it must not join the next connection's first.
         first.write("$GPGGA,1\r\n$GPRMC,2")
         first.closeWriter()
-        await recorder.wait(for: "failure: the stream ended")
+        try await recorder.wait(for: "failure: the stream ended")
         #expect(recorder.events.suffix(3) == ["open", "line $GPGGA,1", "failure: the stream ended"])
         #expect(first.readerClosed)
         clock.advance(by: .milliseconds(249))
@@ -149,7 +150,7 @@ struct ReconnectingLineStreamTests {
         clock.advance(by: .milliseconds(1))
         #expect(opener.attempts == milliseconds([0, 250, 750, 1000]), "0.25 s, not the 1 s the series had reached")
         second.write(",3\r\n")
-        await recorder.wait(for: "line ,3")
+        try await recorder.wait(for: "line ,3")
         #expect(recorder.events.suffix(2) == ["open", "line ,3"])
         stream.stop()
         #expect(second.readerClosed)
@@ -166,7 +167,7 @@ struct ReconnectingLineStreamTests {
         #expect(recorder.events.last == "open")
         // The connection ends before it proved good.
         pair.closeWriter()
-        await recorder.wait(for: "failure: the stream ended")
+        try await recorder.wait(for: "failure: the stream ended")
         clock.advance(by: .milliseconds(999))
         #expect(opener.attempts == milliseconds([0, 250, 750]))
         clock.advance(by: .milliseconds(1))
@@ -202,9 +203,9 @@ struct ReconnectingLineStreamTests {
         let stream = makeStream(opener)
         stream.start()
         #expect(recorder.events.isEmpty)
-        await recorder.wait(for: "open")
+        try await recorder.wait(for: "open")
         pair.write("$GPGSA\n")
-        await recorder.wait(for: "line $GPGSA")
+        try await recorder.wait(for: "line $GPGSA")
         stream.stop()
         #expect(pair.readerClosed)
         pair.closeWriter()
