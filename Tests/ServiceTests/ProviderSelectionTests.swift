@@ -20,6 +20,16 @@ func staticAndGPSDConfig(port: UInt16, staticPath: String = "@DIR@/geolocation")
 struct ProviderSelectionTests {
     let client = GeoClueTestClient.clientInterface
 
+    /// Whether the provider `kind` runs, as `io.github.whereabouts1.Manager.Providers` says.
+    @BusActor
+    static func isRunning(_ kind: String, _ app: GeoClueTestClient) async throws -> Bool {
+        let rows = try await app.get(GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "Providers")
+        guard let row = rows.elements?.first(where: { $0.fields?.first?.string == kind }), let fields = row.fields,
+            fields.count == 5, let running = fields[3].bool
+        else { throw TestEnvironmentError("no \(kind) provider in \(rows)") }
+        return running
+    }
+
     @Test func clientsBelowExactNeverConnectToGPSDAndTheLastExactClientDisconnects() async throws {
         let gpsd = try TCPListener()
         defer { gpsd.close() }
@@ -35,8 +45,8 @@ struct ProviderSelectionTests {
             coarse.append((app, try await app.startedClient(level: level)))
             _ = try await app.waitForUpdates(1)
         }
-        // Had a provider start for them, it would have connected by now: the first attempt is immediate.
-        try await Task.sleep(for: .milliseconds(300))
+        // The providers a client needs are started before the service reads its next call: gpsd is not running.
+        #expect(try await Self.isRunning("gpsd", coarse[0].app) == false, "a client below exact woke gpsd")
         #expect(gpsd.accepted == 0, "a client below exact woke gpsd")
 
         // An exact client connects to gpsd, once, and asks for its latest fix.
@@ -56,7 +66,7 @@ struct ProviderSelectionTests {
         try await eventually("the connection to gpsd to close", timeout: .seconds(5)) { gpsd.open == 0 }
         let closedAt = try #require(gpsd.peers.first?.closedAt)
         print("last exact client stopped: gpsd connection closed \(Double(closedAt - stopped) / 1e6) ms later")
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await Self.isRunning("gpsd", coarse[0].app) == false, "gpsd runs without an exact client")
         #expect(gpsd.accepted == 1, "the daemon reconnected to gpsd without an exact client")
         for entry in coarse {
             #expect(try await entry.app.get(entry.path, client, "Active") == .boolean(true))
@@ -74,12 +84,14 @@ struct ProviderSelectionTests {
         defer { second.close() }
         let firstPath = try await first.startedClient(level: 8)
         _ = try await second.startedClient(level: 8)
-        try await eventually("the daemon to connect to gpsd") { gpsd.accepted >= 1 }
-        try await Task.sleep(for: .milliseconds(200))
+        try await eventually("the daemon to connect to gpsd and send ?WATCH") {
+            gpsd.peers.first?.received.contains("?WATCH={") == true
+        }
         #expect(gpsd.accepted == 1, "one connection serves every exact client")
 
+        // The providers follow a Stop before the service reads the next call: gpsd still runs for the other client.
         _ = try await first.call(firstPath, client, "Stop")
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(try await Self.isRunning("gpsd", first), "gpsd stopped while an exact client was active")
         #expect(gpsd.open == 1, "the connection closed while an exact client was active")
 
         // The last exact client goes away with its bus connection, not by Stop.
