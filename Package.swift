@@ -57,7 +57,7 @@ let package = Package(
             name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],
             swiftSettings: strict),
         // The client library for apps.
-        .target(name: "Whereabouts", dependencies: ["DBus", "Loop"], swiftSettings: strict),
+        .target(name: "Whereabouts", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
         .executableTarget(
             name: "whereaboutsd",
             dependencies: [
@@ -76,7 +76,7 @@ let package = Package(
             dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore"],
             swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
-        .target(name: "TestSupport", dependencies: ["DBus", "Loop"], swiftSettings: strict),
+        .target(name: "TestSupport", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(name: "StorageTests", dependencies: ["WhereaboutsStorage"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestSupport"], swiftSettings: strict),

@@ -7,7 +7,7 @@ import WhereaboutsCore
 @BusActor
 final class Agent {
     static let path = ObjectPath("/org/freedesktop/GeoClue2/Agent")!
-    static let interface = "org.freedesktop.GeoClue2.Agent"
+    static let interface = BusNames.GeoClue.agentInterface
 
     let busName: String
     let id: String

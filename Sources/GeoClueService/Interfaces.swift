@@ -1,15 +1,16 @@
 import DBus
+import WhereaboutsCore
 
 /// GeoClue2's names, paths and interface tables, as the interface XML in `dbus/` describes them.
 enum GeoClue {
-    static let busName = "org.freedesktop.GeoClue2"
-    static let managerPath = ObjectPath("/org/freedesktop/GeoClue2/Manager")!
-    static let clientRoot = ObjectPath("/org/freedesktop/GeoClue2/Client")!
-    static let agentPath = ObjectPath("/org/freedesktop/GeoClue2/Agent")!
+    static let busName = BusNames.GeoClue.busName
+    static let managerPath = ObjectPath(BusNames.GeoClue.managerPath)!
+    static let clientRoot = ObjectPath(BusNames.GeoClue.clientRoot)!
+    static let agentPath = ObjectPath(BusNames.GeoClue.agentPath)!
 
-    static let managerInterface = "org.freedesktop.GeoClue2.Manager"
-    static let clientInterface = "org.freedesktop.GeoClue2.Client"
-    static let locationInterface = "org.freedesktop.GeoClue2.Location"
+    static let managerInterface = BusNames.GeoClue.managerInterface
+    static let clientInterface = BusNames.GeoClue.clientInterface
+    static let locationInterface = BusNames.GeoClue.locationInterface
 
     /// `org.freedesktop.GeoClue2.Manager`.
     static let manager = InterfaceDescription(
@@ -61,17 +62,12 @@ enum GeoClue {
 
 /// Whereabouts' own interfaces, version 1, served on the same objects as GeoClue's (`dbus/io.github.whereabouts1.*.xml`).
 enum Whereabouts {
-    static let managerInterface = "io.github.whereabouts1.Manager"
-    static let clientInterface = "io.github.whereabouts1.Client"
-    static let locationInterface = "io.github.whereabouts1.Location"
+    static let managerInterface = BusNames.Whereabouts.managerInterface
+    static let clientInterface = BusNames.Whereabouts.clientInterface
+    static let locationInterface = BusNames.Whereabouts.locationInterface
 
     /// Error names under `io.github.whereabouts1.Error.`.
-    enum Error {
-        static let timeout = "io.github.whereabouts1.Error.Timeout"
-        static let locationUnavailable = "io.github.whereabouts1.Error.LocationUnavailable"
-        static let permissionDenied = "io.github.whereabouts1.Error.PermissionDenied"
-        static let servicesDisabled = "io.github.whereabouts1.Error.ServicesDisabled"
-    }
+    typealias Error = BusNames.Whereabouts.Error
 
     /// `io.github.whereabouts1.Manager`.
     static let manager = InterfaceDescription(

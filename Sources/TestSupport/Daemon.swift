@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import WhereaboutsCore
 
 /// `whereaboutsd` running on a private bus with a test configuration, as the end-to-end tests use it.
 public final class DaemonHarness: @unchecked Sendable {
@@ -103,11 +104,11 @@ public final class DaemonHarness: @unchecked Sendable {
 /// One test client connection, speaking GeoClue2 through the project's own binding.
 @BusActor
 public final class GeoClueTestClient {
-    public static let service = "org.freedesktop.GeoClue2"
-    public static let managerPath = ObjectPath("/org/freedesktop/GeoClue2/Manager")!
-    public static let managerInterface = "org.freedesktop.GeoClue2.Manager"
-    public static let clientInterface = "org.freedesktop.GeoClue2.Client"
-    public static let locationInterface = "org.freedesktop.GeoClue2.Location"
+    public static let service = BusNames.GeoClue.busName
+    public static let managerPath = ObjectPath(BusNames.GeoClue.managerPath)!
+    public static let managerInterface = BusNames.GeoClue.managerInterface
+    public static let clientInterface = BusNames.GeoClue.clientInterface
+    public static let locationInterface = BusNames.GeoClue.locationInterface
 
     /// The connection.
     public let connection: Connection

@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import WhereaboutsCore
 
 /// GeoClue's accuracy levels, as apps ask for them.
 public enum Accuracy: UInt32, Sendable, CaseIterable {
@@ -55,14 +56,14 @@ public struct MonitoringConfiguration: Sendable {
 /// (`CreateClient`), deleted when it ends.
 @BusActor
 public final class LocationManager {
-    static let service = "org.freedesktop.GeoClue2"
-    static let managerPath = ObjectPath("/org/freedesktop/GeoClue2/Manager")!
-    static let geoClueManager = "org.freedesktop.GeoClue2.Manager"
-    static let geoClueClient = "org.freedesktop.GeoClue2.Client"
-    static let geoClueLocation = "org.freedesktop.GeoClue2.Location"
-    static let manager = "io.github.whereabouts1.Manager"
-    static let client = "io.github.whereabouts1.Client"
-    static let location = "io.github.whereabouts1.Location"
+    static let service = BusNames.GeoClue.busName
+    static let managerPath = ObjectPath(BusNames.GeoClue.managerPath)!
+    static let geoClueManager = BusNames.GeoClue.managerInterface
+    static let geoClueClient = BusNames.GeoClue.clientInterface
+    static let geoClueLocation = BusNames.GeoClue.locationInterface
+    static let manager = BusNames.Whereabouts.managerInterface
+    static let client = BusNames.Whereabouts.clientInterface
+    static let location = BusNames.Whereabouts.locationInterface
 
     let connection: Connection
     /// The app's desktop id, which the service checks (`DesktopId`).
@@ -420,10 +421,10 @@ extension LocationError {
     /// Maps a D-Bus error onto the library's cases.
     init(_ error: DBusError) {
         switch error.name {
-        case "io.github.whereabouts1.Error.Timeout": self = .timeout
-        case "io.github.whereabouts1.Error.LocationUnavailable": self = .locationUnavailable
-        case "io.github.whereabouts1.Error.ServicesDisabled": self = .servicesDisabled
-        case "io.github.whereabouts1.Error.PermissionDenied", DBusError.Name.accessDenied:
+        case BusNames.Whereabouts.Error.timeout: self = .timeout
+        case BusNames.Whereabouts.Error.locationUnavailable: self = .locationUnavailable
+        case BusNames.Whereabouts.Error.servicesDisabled: self = .servicesDisabled
+        case BusNames.Whereabouts.Error.permissionDenied, DBusError.Name.accessDenied:
             self = .permissionDenied(error.message)
         case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, DBusError.Name.disconnected,
             DBusError.Name.noReply, "org.freedesktop.DBus.Error.NoServer", "org.freedesktop.DBus.Error.FileNotFound":
