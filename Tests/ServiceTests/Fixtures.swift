@@ -85,3 +85,73 @@ func sentence(_ body: String) -> String {
     let checksum = body.utf8.reduce(UInt8(0), ^)
     return "$" + body + "*" + String(format: "%02X", checksum)
 }
+
+/// One row of `io.github.whereabouts1.Manager.Providers`: kind, the lowest client level it serves, whether it can
+/// deliver now, whether it runs, and what else it reports.
+struct ProviderRow {
+    let kind: String
+    let level: UInt32
+    let available: Bool
+    let running: Bool
+    let details: [String: DBusValue]
+}
+
+extension GeoClueTestClient {
+    /// `io.github.whereabouts1.Manager.Providers`, read now.
+    func providerRows() async throws -> [ProviderRow] {
+        let rows = try await get(GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "Providers")
+        return try (rows.elements ?? []).map { row in
+            guard let fields = row.fields, fields.count == 5, let kind = fields[0].string, let level = fields[1].uint32,
+                let available = fields[2].bool, let running = fields[3].bool
+            else { throw TestEnvironmentError("a malformed Providers row: \(row)") }
+            return ProviderRow(
+                kind: kind, level: level, available: available, running: running,
+                details: (fields[4].stringKeyedEntries ?? [:]).mapValues(\.unwrapped))
+        }
+    }
+
+    /// The `Providers` row of the provider `kind`, read now; there must be one.
+    func providerRow(_ kind: String) async throws -> ProviderRow {
+        let rows = try await providerRows()
+        guard let row = rows.first(where: { $0.kind == kind }) else {
+            throw TestEnvironmentError("no \(kind) provider in \(rows.map(\.kind))")
+        }
+        return row
+    }
+
+    /// Polls the `Providers` row of `kind` until `condition` holds, up to `timeout`, and returns it.
+    @discardableResult
+    func waitForProviderRow(
+        _ kind: String, _ what: String, timeout: Duration = .seconds(10), _ condition: (ProviderRow) -> Bool
+    ) async throws -> ProviderRow {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let row = try await providerRow(kind)
+            if condition(row) { return row }
+            guard ContinuousClock.now < deadline else {
+                throw TestEnvironmentError("timed out waiting for \(what); the \(kind) row: \(row)")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// The `AvailabilityChanged(available, reason)` signals this connection received, in order.
+    var availabilityChanges: [(available: Bool, reason: String)] {
+        signals.filter { $0.member == "AvailabilityChanged" }.map { message in
+            let arguments = message.arguments()
+            return (arguments.first?.bool ?? false, arguments.dropFirst().first?.string ?? "")
+        }
+    }
+
+    /// The values of `io.github.whereabouts1.Manager.Simulating` the Manager announced with `PropertiesChanged`.
+    var announcedSimulating: [Bool] {
+        signals.compactMap { message in
+            guard message.member == "PropertiesChanged", message.path == GeoClueTestClient.managerPath else {
+                return nil
+            }
+            let arguments = message.arguments()
+            guard arguments.first?.string == "io.github.whereabouts1.Manager" else { return nil }
+            return arguments[1].stringKeyedEntries?["Simulating"]?.bool
+        }
+    }
+}

@@ -85,7 +85,9 @@ struct PolkitAuthorisationTests {
         #expect(located.status == 4, "\(located.output)")
         let asked = try setup.cli(["authorise", "--always"])
         #expect(asked.status == 4 && asked.output.contains("restricted"), "\(asked.output)")
-        #expect(!setup.harness.daemonLog.contains("grants: user"))
+        // No decision was stored: nobody's stored decisions (ListGrants) are none.
+        let listed = try setup.cli(["grants"])
+        #expect(listed.status == 0 && listed.output.isEmpty, "\(listed.output)")
     }
 
     @Test func theShippedDefaultsRestrictASessionlessCaller() async throws {
@@ -103,7 +105,10 @@ struct PolkitAuthorisationTests {
         // No authentication agent runs, so the prompt cannot be answered: a refusal.
         let asked = try setup.cli(["authorise"])
         #expect(asked.status == 4 && asked.output.contains("denied"), "\(asked.output)\n\(setup.harness.daemonLog)")
-        #expect(setup.harness.daemonLog.contains("refused '\(Self.app)'"))
+        // The refusal is a stored decision, as ListGrants shows.
+        let uid = try #require(getpwnam("nobody")?.pointee.pw_uid)
+        let listed = try setup.cli(["grants"])
+        #expect(listed.output == "\(uid)\t\(Self.app)\tdenied\n", "\(listed.output)")
         let grants = try String(contentsOf: setup.harness.file("grants"), encoding: .utf8)
         #expect(grants.contains("\t\(Self.app)\tdenied\t-"), "\(grants)")
         #expect(try setup.cli(["locate"]).status == 4)

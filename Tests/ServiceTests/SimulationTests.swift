@@ -102,10 +102,11 @@ struct SimulationTests {
         let providers = try await app.get(GeoClueTestClient.managerPath, Self.manager, "Providers")
         #expect(providers.elements?.last?.fields?.first == .string("simulation"), "\(providers)")
         player.stop()
-        try Wait.until("the simulation to end with its owner", timeout: 5) {
-            harness.daemonLog.contains("simulation: ended (stopped)")
+        try await app.waitFor("the simulation to end with its owner", timeout: .seconds(5)) {
+            app.announcedSimulating == [true, false]
         }
         #expect(try await app.get(GeoClueTestClient.managerPath, Self.manager, "Simulating") == .boolean(false))
+        #expect(try await app.providerRows().map(\.kind).contains("simulation") == false)
     }
 
     @Test func badTracksAndBadOptionsAreRefusedWithTheReason() async throws {
