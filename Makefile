@@ -107,72 +107,41 @@ bench:
 #   make check-sanitizers   the test suite built and run under AddressSanitizer, then ThreadSanitizer; the daemon
 #                           the end-to-end tests start is the one from the same sanitized build
 #
-# The targets are built by swiftc directly, one module at a time, in the order of Package.swift's dependencies:
-# the library modules with ASan and libFuzzer's coverage instrumentation, each target linked with libFuzzer's main.
+# The targets are executable targets of Package.swift (Fuzz/Targets/<target>, product fuzz-<target>), built by
+# SwiftPM in a scratch folder of their own, in release, with libFuzzer's coverage instrumentation and
+# AddressSanitizer in every module they link (the C shim over libgps included), linked with libFuzzer's main
+# (-DFUZZING, see Package.swift). One product per `swift build`: it builds only the last --product it is given.
 
 FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache
 FUZZ_SECONDS ?= 60
 FUZZ_OUT     := .build/fuzz
-FUZZ_SWIFTC  := $(SWIFT_BIN)/swiftc
-FUZZ_CLANG   := $(SWIFT_BIN)/clang
-FUZZ_DBUS_CFLAGS = $(foreach flag,$(shell pkg-config --cflags dbus-1),-Xcc $(flag))
-FUZZ_FLAGS    = -swift-version 6 -warnings-as-errors -O -g -sanitize=fuzzer,address -enable-testing -parse-as-library \
-                -I $(FUZZ_OUT) -I Sources/CDBus -I $(FUZZ_OUT)/CGPSD $(FUZZ_DBUS_CFLAGS)
+# SwiftPM's scratch folder holds an artifacts folder of its own, so it is not .build/fuzz, where the crashes go.
+FUZZ_SCRATCH := $(FUZZ_OUT)/swiftpm
+FUZZ_BIN     := $(FUZZ_SCRATCH)/release
+# SwiftPM passes each --sanitize to swiftc as an option of its own, and swiftc keeps only the last one: the Swift
+# modules would get the coverage instrumentation without AddressSanitizer. -Xswiftc -sanitize=fuzzer,address comes
+# after them and asks for both (clang, for the C modules, takes every -fsanitize). -enable-testing: the dbus and gpsd
+# targets reach internals through @testable import, which a release build refuses otherwise. lld: gold warns that it
+# cannot export a local symbol of AddressSanitizer's runtime.
+FUZZ_BUILD   := swift build -c release --scratch-path $(FUZZ_SCRATCH) --sanitize=fuzzer --sanitize=address \
+                -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 FUZZ_RUN_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
-
-# The modules each target links, dependencies first.
-FUZZ_MODULES_nmea            := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders
-FUZZ_MODULES_gpx             := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders
-FUZZ_MODULES_config          := WhereaboutsCore
-FUZZ_MODULES_grants          := WhereaboutsCore
-FUZZ_MODULES_static-location := WhereaboutsCore
-FUZZ_MODULES_gpsd            := WhereaboutsCore Loop WhereaboutsStorage WhereaboutsProviders CGPSD GPSD
-FUZZ_MODULES_dbus            := WhereaboutsCore Loop DBus
-FUZZ_MODULES_ichnaea         := WhereaboutsCore
-FUZZ_MODULES_position-cache  := WhereaboutsCore
 
 .PHONY: fuzz fuzz-build fuzz-regress fuzz-tools check-sanitizers
 
 fuzz-tools:
 	@. scripts/lib.sh && ensure_packages libdbus-1-dev libgps-dev pkg-config
 
-# fuzz_module NAME, DEPENDENCIES: one Swift module (its sources and those one folder down) compiled whole into NAME.o
-# and NAME.swiftmodule.
-define fuzz_module
-$(FUZZ_OUT)/$(1).o: $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) \
-    $(foreach dependency,$(2),$(FUZZ_OUT)/$(dependency).o)
-	@mkdir -p $(FUZZ_OUT)
-	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name $(1) -wmo -emit-module -emit-module-path $(FUZZ_OUT)/$(1).swiftmodule \
-	    -c $(wildcard Sources/$(1)/*.swift Sources/$(1)/*/*.swift) -o $$@
-endef
-$(eval $(call fuzz_module,WhereaboutsCore,))
-$(eval $(call fuzz_module,Loop,WhereaboutsCore))
-$(eval $(call fuzz_module,WhereaboutsStorage,WhereaboutsCore))
-$(eval $(call fuzz_module,WhereaboutsProviders,WhereaboutsCore WhereaboutsStorage Loop))
-$(eval $(call fuzz_module,DBus,Loop))
-$(eval $(call fuzz_module,GPSD,WhereaboutsCore WhereaboutsStorage WhereaboutsProviders Loop CGPSD))
-
-# The C shim over libgps, instrumented the same way, with the module map SwiftPM would generate for it.
-$(FUZZ_OUT)/CGPSD.o: $(wildcard Sources/CGPSD/*.c Sources/CGPSD/*.h Sources/CGPSD/include/*.h)
-	@mkdir -p $(FUZZ_OUT)/CGPSD
-	printf 'module CGPSD {\n    umbrella "%s"\n    export *\n}\n' $(CURDIR)/Sources/CGPSD/include \
-	    >$(FUZZ_OUT)/CGPSD/module.modulemap
-	for source in $(wildcard Sources/CGPSD/*.c); do \
-	    $(FUZZ_CLANG) -O1 -g -fsanitize=fuzzer-no-link,address -I Sources/CGPSD/include -c $$source \
-	        -o $(FUZZ_OUT)/CGPSD/$$(basename $$source .c).o || exit 1; \
+fuzz-build: fuzz-tools
+	@. scripts/lib.sh && ensure_swift && for target in $(FUZZ_TARGETS); do \
+	    echo "fuzz-build: fuzz-$$target"; \
+	    $(FUZZ_BUILD) --product fuzz-$$target || exit 1; \
 	done
-	$(SWIFT_BIN)/ld.lld -r $(patsubst Sources/CGPSD/%.c,$(FUZZ_OUT)/CGPSD/%.o,$(wildcard Sources/CGPSD/*.c)) -o $@
-
-.SECONDEXPANSION:
-$(FUZZ_OUT)/fuzz-%: Fuzz/Targets/%.swift Fuzz/Support/*.swift $$(foreach module,$$(FUZZ_MODULES_$$*),$(FUZZ_OUT)/$$(module).o)
-	$(FUZZ_SWIFTC) $(FUZZ_FLAGS) -module-name FuzzTarget -use-ld=lld $(filter %.swift %.o,$^) -ldbus-1 -o $@
-
-fuzz-build: fuzz-tools $(foreach target,$(FUZZ_TARGETS),$(FUZZ_OUT)/fuzz-$(target))
 
 fuzz-regress: fuzz-build
 	@for target in $(FUZZ_TARGETS); do \
 	    printf '%-16s ' $$target; \
-	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -runs=0 -timeout=10 Fuzz/corpus/$$target >$(FUZZ_OUT)/$$target.log 2>&1 \
+	    $(FUZZ_RUN_ENV) $(FUZZ_BIN)/fuzz-$$target -runs=0 -timeout=10 Fuzz/corpus/$$target >$(FUZZ_OUT)/$$target.log 2>&1 \
 	        || { echo FAIL; cat $(FUZZ_OUT)/$$target.log; exit 1; }; \
 	    grep -o 'INITED.*' $(FUZZ_OUT)/$$target.log | head -n1; \
 	done
@@ -182,13 +151,13 @@ fuzz: fuzz-build
 	    dict=$$(ls Fuzz/dict/$$target.dict 2>/dev/null); \
 	    mkdir -p $(FUZZ_OUT)/corpus/$$target $(FUZZ_OUT)/artifacts/$$target; \
 	    echo "fuzz: $$target for $(FUZZ_SECONDS) s"; \
-	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
+	    $(FUZZ_RUN_ENV) $(FUZZ_BIN)/fuzz-$$target -max_total_time=$(FUZZ_SECONDS) -timeout=10 -print_final_stats=1 \
 	        $${dict:+-dict=$$dict} -artifact_prefix=$(FUZZ_OUT)/artifacts/$$target/ \
 	        $(FUZZ_OUT)/corpus/$$target Fuzz/corpus/$$target 2>&1 | grep -E '^(#[0-9]+.*(DONE|time:)|stat::|==|SUMMARY|artifact)'; \
 	    status=$$?; \
 	    if [ $$status -ne 0 ]; then \
 	        echo "fuzz: $$target failed; the input is in $(FUZZ_OUT)/artifacts/$$target" >&2; exit 1; fi; \
-	    $(FUZZ_RUN_ENV) $(FUZZ_OUT)/fuzz-$$target -merge=1 Fuzz/corpus/$$target $(FUZZ_OUT)/corpus/$$target 2>&1 \
+	    $(FUZZ_RUN_ENV) $(FUZZ_BIN)/fuzz-$$target -merge=1 Fuzz/corpus/$$target $(FUZZ_OUT)/corpus/$$target 2>&1 \
 	        | grep -E 'MERGE-OUTER: [0-9]+ new files' || exit 1; \
 	done
 

@@ -102,3 +102,34 @@ let package = Package(
             swiftSettings: strict),
     ]
 )
+
+// MARK: - Fuzz targets
+
+/// The libFuzzer targets, one per kind of untrusted input: Fuzz/Targets/NAME is the executable target fuzz-NAME,
+/// depending on the modules it feeds, and on FuzzSupport (Fuzz/Support: the checks shared by the targets, and the
+/// replay).
+///
+/// libFuzzer brings its own `main`, which calls the target's `LLVMFuzzerTestOneInput`, and it is linked only under
+/// `-sanitize=fuzzer`. `make fuzz-build` builds each product on its own with `--sanitize=fuzzer` and
+/// `-Xswiftc -DFUZZING`: under the FUZZING compilation condition a target defines `LLVMFuzzerTestOneInput` alone.
+/// Without it (a plain `swift build`, the tests' and the sanitizer builds) a target also has a small `@main` that
+/// runs the files named on its command line through the same function, so that every build links, and an input a
+/// fuzzer found can be replayed in a debug build.
+let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
+    ("nmea", ["WhereaboutsCore", "WhereaboutsProviders"]),
+    ("gpsd", ["GPSD", "WhereaboutsCore"]),
+    ("config", ["WhereaboutsCore"]),
+    ("grants", ["WhereaboutsCore"]),
+    ("static-location", ["WhereaboutsCore"]),
+    ("gpx", ["WhereaboutsCore", "WhereaboutsProviders"]),
+    ("dbus", ["DBus", "CDBus"]),
+    ("ichnaea", ["WhereaboutsCore"]),
+    ("position-cache", ["WhereaboutsCore"]),
+]
+package.targets.append(
+    .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))
+package.targets += fuzzTargets.map { input, dependencies in
+    .executableTarget(
+        name: "fuzz-\(input)", dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Targets/\(input)",
+        swiftSettings: strict)
+}

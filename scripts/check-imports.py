@@ -4,12 +4,13 @@
     scripts/check-imports.py [PACKAGE-JSON]
 
 Reads the graph from `swift package dump-package` (or PACKAGE-JSON, a saved copy of its output) and every
-`import` in Sources/ and Tests/, and fails, naming file, line and rule, when:
+`import` in the targets' folders (Sources/, Tests/, and Fuzz/ for the fuzz targets), and fails, naming file, line
+and rule, when:
   - a module imports a module of the package it does not declare as a dependency;
   - the domain core (WhereaboutsCore) imports anything but the standard library's own modules and the platform's C
     library (for libm);
-  - a C module (a system or C target) is imported outside its one owner (the one non-test module depending on
-    it) and the tests of that owner;
+  - a C module (a system or C target) is imported outside its one owner (the one module depending on it that is
+    neither a test nor a fuzz target) and the tests and fuzz targets of that owner;
   - a module the daemon links imports Foundation (the daemon is kept to the standard library and small C
     libraries).
 Imports of the toolchain's modules (Glibc, Foundation, Testing, ...) need no declaration.
@@ -29,6 +30,8 @@ CORE = "WhereaboutsCore"
 # The standard library's modules, and the platform's C library for libm's functions.
 CORE_MAY_IMPORT = {"Synchronization", "_Concurrency"} | PLATFORM_C
 DAEMON = "whereaboutsd"
+# Fuzz targets and their support module live here (Package.swift's fuzz block).
+FUZZ_FOLDER = "Fuzz"
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -55,6 +58,11 @@ def folder(target):
     return os.path.join("Tests" if target["type"] == "test" else "Sources", target["name"])
 
 
+def is_test_or_fuzz_target(target):
+    """Tests and fuzz targets, which may reach past a module into its C module."""
+    return target["type"] == "test" or folder(target).split(os.sep)[0] == FUZZ_FOLDER
+
+
 def swift_files(path):
     for directory, _folders, files in os.walk(os.path.join(ROOT, path)):
         for name in sorted(files):
@@ -70,7 +78,8 @@ def main():
     problems = []
     owners = {}
     for module in c_modules:
-        users = [name for name, target in targets.items() if target["type"] != "test" and module in declared[name]]
+        users = [name for name, target in targets.items()
+                 if not is_test_or_fuzz_target(target) and module in declared[name]]
         owners[module] = users
         if len(users) != 1:
             problems.append("Package.swift: C module %s has %d owners (%s), not one"
@@ -100,8 +109,8 @@ def main():
                     if module in c_modules:
                         owner = owners.get(module, [])
                         is_owner = name in owner
-                        is_owners_test = target["type"] == "test" and any(o in declared[name] for o in owner)
-                        if len(owner) == 1 and not is_owner and not is_owners_test:
+                        serves_owner = is_test_or_fuzz_target(target) and any(o in declared[name] for o in owner)
+                        if len(owner) == 1 and not is_owner and not serves_owner:
                             problems.append(where + ": C module %s belongs to %s alone" % (module, owner[0]))
                     if name in daemon_links and module in ("Foundation", "FoundationEssentials"):
                         problems.append(where + ": the daemon links %s, and the daemon uses no Foundation" % name)

@@ -3,7 +3,7 @@ import WhereaboutsCore
 /// Traps when a parser hands out a fix that breaks the promises every provider makes: coordinates in range, a
 /// finite positive accuracy (zero only where the input states it, as a static file may), and finite values
 /// wherever a value is given.
-func checkFix(_ fix: Fix, allowingZeroAccuracy: Bool = false) {
+public func checkFix(_ fix: Fix, allowingZeroAccuracy: Bool = false) {
     precondition(fix.latitude.isFinite && abs(fix.latitude) <= 90, "latitude out of range: \(fix.latitude)")
     precondition(fix.longitude.isFinite && abs(fix.longitude) <= 180, "longitude out of range: \(fix.longitude)")
     precondition(

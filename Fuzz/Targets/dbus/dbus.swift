@@ -1,4 +1,5 @@
 import CDBus
+import FuzzSupport
 
 @testable import DBus
 
@@ -93,3 +94,11 @@ private func sameValue(_ lhs: DBusValue, _ rhs: DBusValue) -> Bool {
     default: lhs == rhs
     }
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzDBusMessage) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 import WhereaboutsProviders
 
@@ -29,3 +30,11 @@ public func fuzzNMEA(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzNMEA) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 import WhereaboutsProviders
 
@@ -22,3 +23,11 @@ public func fuzzGPX(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(track.fixes.indices.contains(due.index), "latestDue returned an index outside the track")
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzGPX) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 /// The grants file: parsed, and when accepted, written back and parsed again to the same store.
@@ -15,3 +16,11 @@ public func fuzzGrantStore(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     precondition(reparsed == store, "a store's own text parses to a different store")
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzGrantStore) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 /// The JSON reader and the interpretation of an Ichnaea answer.
@@ -85,3 +86,11 @@ private func checkMessage(_ message: String, limit: Int) {
         }
     }
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzIchnaea) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 /// The time the inputs are read at: 2023-11-14T22:28:20Z, 900 s after the seed files' first entries were stored.
@@ -107,3 +108,11 @@ private func checkSame(_ read: [PositionCache.Entry], _ expected: [PositionCache
         precondition(entry.accessPoints == other.accessPoints, "access points differ")
     }
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzPositionCache) }
+    }
+#endif

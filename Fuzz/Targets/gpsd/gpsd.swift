@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 @testable import GPSD
@@ -16,3 +17,11 @@ public func fuzzGPSDReports(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzGPSDReports) }
+    }
+#endif

@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 /// The static location file (`/etc/geolocation`): parsed, and an accepted location checked against the ranges
@@ -16,3 +17,11 @@ public func fuzzStaticLocation(_ data: UnsafePointer<UInt8>, _ size: Int) -> CIn
     }
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzStaticLocation) }
+    }
+#endif

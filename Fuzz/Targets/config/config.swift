@@ -1,3 +1,4 @@
+import FuzzSupport
 import WhereaboutsCore
 
 /// The daemon's configuration file (geoclue.conf's key-file format): parsed as a key file, every value read
@@ -24,3 +25,11 @@ public func fuzzConfiguration(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt
     }
     return 0
 }
+
+#if !FUZZING
+    /// Built without libFuzzer, the target replays the inputs named on its command line (see Package.swift).
+    @main
+    enum Replay {
+        static func main() { replayCommandLineInputs(through: fuzzConfiguration) }
+    }
+#endif
