@@ -115,7 +115,7 @@ private struct Section {
         if let value = try value(key) { setting = value }
     }
 
-    func error(_ entry: KeyFile.Entry, _ problem: ConfigurationError.Problem) -> ConfigurationError {
+    func error(_ entry: KeyFile.Entry, _ problem: ConfigurationProblem) -> ConfigurationError {
         ConfigurationError(file: keyFile.file, line: entry.line, group: group.name, key: entry.key, problem: problem)
     }
 

@@ -277,93 +277,56 @@ public struct KeyFile: Sendable, Equatable {
     }
 }
 
-/// Why a key file was refused, and where.
-public struct KeyFileError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// What is wrong.
-    public enum Problem: Sendable, Equatable, CustomStringConvertible {
-        /// A `key=value` line comes before the first `[group]` header.
-        case keyOutsideGroup
-        /// The line (given, after leading whitespace) is not a group header, a key-value pair, a comment or blank.
-        case malformedLine(String)
-        /// The line starts with `[` but is not `[name]` followed only by spaces or tabs.
-        case malformedGroupHeader(String)
-        /// The group name is empty or contains `[` or a control character.
-        case invalidGroupName
-        /// The key contains `[` or `]` other than as a `[locale]` suffix.
-        case invalidKeyName
-        /// The value uses an escape sequence GLib does not define (or a lone `\` at the end).
-        case invalidEscape(String)
-        /// The value cannot be read as the type asked for; `expected` describes that type.
-        case invalidValue(value: String, expected: String)
-        /// The line holds a NUL character.
-        case nulCharacter
-        /// The line is not valid UTF-8.
-        case invalidUTF8
+/// Why a key file was refused, and where: `<file>:<line>: key '<key>' in [<group>]: <problem>`.
+public typealias KeyFileError = LocatedError<KeyFileProblem>
 
-        /// A human explanation.
-        public var description: String {
-            switch self {
-            case .keyOutsideGroup:
-                "key-value pair before the first [group] header"
-            case .malformedLine(let text):
-                "\(quoted(text)) is not a [group] header, a key=value pair or a # comment"
-            case .malformedGroupHeader(let text):
-                "\(quoted(text)) is not a group header: expected [name] with nothing after the ']'"
-            case .invalidGroupName:
-                "group name must not be empty or contain '[' or control characters"
-            case .invalidKeyName:
-                "key name must not contain '[' or ']' except in a [locale] suffix"
-            case .invalidEscape(let sequence):
-                "invalid escape sequence \(quoted(sequence)); GLib knows \\s \\n \\t \\r \\\\ and, in lists, \\;"
-            case .invalidValue(let value, let expected):
-                "\(quoted(value)) is not \(expected)"
-            case .nulCharacter:
-                "the line holds a NUL character"
-            case .invalidUTF8:
-                "the line is not valid UTF-8"
-            }
-        }
-    }
+/// What is wrong with a key file.
+public enum KeyFileProblem: Sendable, Equatable, CustomStringConvertible {
+    /// A `key=value` line comes before the first `[group]` header.
+    case keyOutsideGroup
+    /// The line (given, after leading whitespace) is not a group header, a key-value pair, a comment or blank.
+    case malformedLine(String)
+    /// The line starts with `[` but is not `[name]` followed only by spaces or tabs.
+    case malformedGroupHeader(String)
+    /// The group name is empty or contains `[` or a control character.
+    case invalidGroupName
+    /// The key contains `[` or `]` other than as a `[locale]` suffix.
+    case invalidKeyName
+    /// The value uses an escape sequence GLib does not define (or a lone `\` at the end).
+    case invalidEscape(String)
+    /// The value cannot be read as the type asked for; `expected` describes that type.
+    case invalidValue(value: String, expected: String)
+    /// The line holds a NUL character.
+    case nulCharacter
+    /// The line is not valid UTF-8.
+    case invalidUTF8
 
-    /// The file name given to the parser.
-    public var file: String
-    /// The 1-based line number.
-    public var line: Int
-    /// The group the problem is in, when there is one.
-    public var group: String?
-    /// The key the problem is about, when there is one.
-    public var key: String?
-    /// What is wrong.
-    public var problem: Problem
-
-    /// Makes an error.
-    public init(file: String, line: Int, group: String? = nil, key: String? = nil, problem: Problem) {
-        self.file = file
-        self.line = line
-        self.group = group
-        self.key = key
-        self.problem = problem
-    }
-
-    /// `<file>:<line>: key '<key>' in [<group>]: <problem>`, leaving out the parts that do not apply.
+    /// A human explanation.
     public var description: String {
-        locatedMessage(file: file, line: line, group: group, key: key, problem: problem.description)
+        switch self {
+        case .keyOutsideGroup:
+            "key-value pair before the first [group] header"
+        case .malformedLine(let text):
+            "\(quoted(text)) is not a [group] header, a key=value pair or a # comment"
+        case .malformedGroupHeader(let text):
+            "\(quoted(text)) is not a group header: expected [name] with nothing after the ']'"
+        case .invalidGroupName:
+            "group name must not be empty or contain '[' or control characters"
+        case .invalidKeyName:
+            "key name must not contain '[' or ']' except in a [locale] suffix"
+        case .invalidEscape(let sequence):
+            "invalid escape sequence \(quoted(sequence)); GLib knows \\s \\n \\t \\r \\\\ and, in lists, \\;"
+        case .invalidValue(let value, let expected):
+            "\(quoted(value)) is not \(expected)"
+        case .nulCharacter:
+            "the line holds a NUL character"
+        case .invalidUTF8:
+            "the line is not valid UTF-8"
+        }
     }
 }
 
 // MARK: - Text helpers shared by the configuration parsers
-
-/// Formats `<file>:<line>: key '<key>' in [<group>]: <problem>`, dropping the key and group parts that are nil.
-func locatedMessage(file: String, line: Int, group: String?, key: String?, problem: String) -> String {
-    var message = "\(file):\(line): "
-    switch (key, group) {
-    case (let key?, let group?): message += "key '\(key)' in [\(group)]: "
-    case (let key?, nil): message += "key '\(key)': "
-    case (nil, let group?): message += "[\(group)]: "
-    case (nil, nil): break
-    }
-    return message + problem
-}
 
 /// `text` in single quotes, cut to 60 characters so that a huge value does not flood a log.
 func quoted(_ text: String) -> String {
