@@ -13,7 +13,7 @@ import WhereaboutsStorage
 public final class GeoClueService {
     /// The most clients one connection may hold (4096), the connections of one Unix user together (8192), and the
     /// service in all (65536); more fail with `LimitsExceeded`.
-    public static let clientLimits = ClientLimits(perConnection: 4096, perUser: 8192, total: 65536)
+    public static let clientLimits = ShareLimits(perConnection: 4096, perUser: 8192, total: 65536)
     /// The most calls the service holds unanswered (waiting for a fix, polkit, logind, an agent or the caller's
     /// credentials) for one connection, for the connections of one Unix user together, and in all; a call past a
     /// limit fails at once with `LimitsExceeded`. `Start` is not counted: a client has at most one in progress.

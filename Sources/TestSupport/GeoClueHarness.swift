@@ -171,26 +171,7 @@ public final class NMEASocketFeeder: Sendable {
     public init(path: String) throws {
         self.path = path
         unlink(path)
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard listener >= 0, bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw TestEnvironmentError("cannot make a socket at \(path)")
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 16) == 0 else {
-            Glibc.close(listener)
-            throw TestEnvironmentError("cannot listen on \(path): errno \(errno)")
-        }
+        listener = try listeningUnixSocket(at: path, backlog: 16)
         chmod(path, 0o777)
         Thread { [self] in acceptReaders() }.start()
     }

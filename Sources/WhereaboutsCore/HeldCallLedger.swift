@@ -6,23 +6,9 @@
 /// limits apply. A connection with no call held is forgotten.
 public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
     /// The limits.
-    public struct Limits: Sendable, Equatable {
-        public var perConnection: Int
-        public var perUser: Int
-        public var total: Int
-        public init(perConnection: Int, perUser: Int, total: Int) {
-            self.perConnection = perConnection
-            self.perUser = perUser
-            self.total = total
-        }
-    }
-
+    public typealias Limits = ShareLimits
     /// Which limit a call would pass, and how many calls were held against it.
-    public enum Refusal: Equatable, Sendable {
-        case connection(held: Int)
-        case user(UInt32, held: Int)
-        case total(held: Int)
-    }
+    public typealias Refusal = ShareLimitReached
 
     public let limits: Limits
     private var byConnection: [Connection: Int] = [:]

@@ -9,7 +9,7 @@ private final class Numbered {
 }
 
 private func registry(_ perConnection: Int = 3, _ perUser: Int = 4, _ total: Int = 5) -> ClientRegistry<Numbered> {
-    ClientRegistry(limits: ClientLimits(perConnection: perConnection, perUser: perUser, total: total))
+    ClientRegistry(limits: ShareLimits(perConnection: perConnection, perUser: perUser, total: total))
 }
 
 private func added(_ registry: inout ClientRegistry<Numbered>, _ owner: String, uid: UInt32) -> Numbered? {

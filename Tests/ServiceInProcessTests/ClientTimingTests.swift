@@ -8,16 +8,22 @@ import WhereaboutsCore
 /// time, and not a nanosecond before. "Not yet" is read after a round trip on the client's connection, which the
 /// service answers after anything it sent before.
 @Suite @BusActor struct ClientTimingTests {
-    static let ours = "io.github.whereabouts1.Client"
-    static let geoClue = GeoClueTestClient.clientInterface
+    static let ours = BusNames.Whereabouts.clientInterface
+    static let geoClue = BusNames.GeoClue.clientInterface
+
+    /// `GetClient`, with a `DesktopId` set.
+    static func namedClient(_ app: GeoClueTestClient) async throws -> ObjectPath {
+        let client = try await app.getClient()
+        try await app.set(client, geoClue, "DesktopId", .string("timing"))
+        return client
+    }
 
     @Test func monitoringTimeoutSignalsExactlyWhenNoUpdateCame() async throws {
         let rig = try await InProcessService()
         defer { rig.stop() }
         let app = try await rig.app()
         defer { app.close() }
-        let client = try await app.getClient()
-        try await app.set(client, Self.geoClue, "DesktopId", .string("timing"))
+        let client = try await Self.namedClient(app)
         try await app.set(client, Self.ours, "MonitoringTimeout", .uint32(300))
         _ = try await app.call(client, Self.geoClue, "Start")
         rig.deliver()
@@ -47,8 +53,7 @@ import WhereaboutsCore
         defer { rig.stop() }
         let app = try await rig.app()
         defer { app.close() }
-        let client = try await app.getClient()
-        try await app.set(client, Self.geoClue, "DesktopId", .string("timing"))
+        let client = try await Self.namedClient(app)
         let outcome = CallOutcome()
         BusActor.task {
             do throws(DBusError) {

@@ -47,20 +47,7 @@ final class NMEASocketServer: @unchecked Sendable {
 
     init(path: String) throws {
         self.path = path
-        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            let bytes = Array(path.utf8)
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0, listen(listener, 4) == 0 else { throw TestEnvironmentError("cannot listen on \(path)") }
+        listener = try listeningUnixSocket(at: path)
     }
 
     /// Waits for the daemon to connect.

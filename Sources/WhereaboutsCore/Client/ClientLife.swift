@@ -42,7 +42,9 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     /// True when a hold stopped this started client, which starts again by itself when every hold ends.
     public private(set) var resumesLater = false
     /// The start whose admission runs, if any.
-    public private(set) var starting: AdmissionPurpose?
+    public var starting: AdmissionPurpose? {
+        admissions[.start] != nil ? .start : admissions[.resume] != nil ? .resume : nil
+    }
     /// The requests waiting for a fix, oldest first.
     public private(set) var waitingRequests: [RequestID] = []
     /// The timers armed now.
@@ -54,10 +56,15 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     private var lastSignalled: (fix: Fix, level: AccuracyLevel)?
     /// What the current Location object holds: the last fix signalled, or refreshed in place since.
     private var current: Fix?
-    /// The admissions running, with the holds at their beginning: a hold that arrives meanwhile wins.
-    private var admissions: [AdmissionPurpose: Set<ClientHold>] = [:]
-    /// The requests whose admission runs, with their options.
-    private var requestOptions: [RequestID: (timeout: Duration, maximumAge: Duration?)] = [:]
+    /// An admission running: the holds at its beginning (a hold that arrives meanwhile wins), and a request's
+    /// options.
+    private struct RunningAdmission {
+        var holds: Set<ClientHold>
+        var request: (timeout: Duration, maximumAge: Duration?)?
+    }
+
+    /// The admissions running.
+    private var admissions: [AdmissionPurpose: RunningAdmission] = [:]
     /// How many times `Stop` was called; a `Start` whose admission outlasts a `Stop` does not start the client.
     private var stops = 0
     /// The count of ``stops`` when the running `Start` began.
@@ -105,10 +112,13 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
                 highAccuracy = wantsHighAccuracy
                 if isServing { effects.append(.recount) }
             }
-            requestOptions[id] = (timeout, maximumAge)
-            beginAdmission(.request(id))
-        case .admitted(let purpose, let level, let latest): admitted(purpose, at: level, latest: latest)
-        case .notAdmitted(let purpose, let error): notAdmitted(purpose, .admission(error))
+            beginAdmission(.request(id), request: (timeout, maximumAge))
+        case .admitted(let purpose, let level, let latest):
+            guard let admission = admissions.removeValue(forKey: purpose) else { return }
+            admitted(admission, for: purpose, at: level, latest: latest)
+        case .notAdmitted(let purpose, let error):
+            guard admissions.removeValue(forKey: purpose) != nil else { return }
+            notAdmitted(purpose, .admission(error))
         case .fix(let fix): offer(fix)
         case .hold(let hold, let reason): suspend(hold, reason: reason)
         case .release(let hold, let reason, let available): resume(hold, reason: reason, available: available)
@@ -138,19 +148,22 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             effects.append(.answerStart(.startInProgress))
             return
         }
-        starting = .start
         stopsAtStart = stops
         beginAdmission(.start)
     }
 
-    private mutating func beginAdmission(_ purpose: AdmissionPurpose) {
-        admissions[purpose] = holds
+    private mutating func beginAdmission(
+        _ purpose: AdmissionPurpose, request: (timeout: Duration, maximumAge: Duration?)? = nil
+    ) {
+        admissions[purpose] = RunningAdmission(holds: holds, request: request)
         effects.append(.admit(purpose))
     }
 
     /// The admission passed; a hold that arrived while it ran refuses instead, and those it passed are over.
-    private mutating func admitted(_ purpose: AdmissionPurpose, at level: AccuracyLevel, latest: Fix?) {
-        let holdsBefore = admissions.removeValue(forKey: purpose) ?? holds
+    private mutating func admitted(
+        _ admission: RunningAdmission, for purpose: AdmissionPurpose, at level: AccuracyLevel, latest: Fix?
+    ) {
+        let holdsBefore = admission.holds
         if holds.contains(.sessionInactive) && !holdsBefore.contains(.sessionInactive) {
             notAdmitted(purpose, .refused(.sessionInactive))
             return
@@ -162,7 +175,6 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         holds.subtract([.sessionInactive, .agentDisabled])
         switch purpose {
         case .start:
-            starting = nil
             guard stops == stopsAtStart else {
                 effects.append(.answerStart(nil))
                 return
@@ -171,13 +183,12 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             effects.append(.answerStart(nil))
             serve()
         case .resume:
-            starting = nil
             // A hold may have come back, or the owner stopped the client, meanwhile.
             guard holds.isEmpty, resumesLater else { return }
             activate(at: level)
             serve()
         case .request(let id):
-            guard let options = requestOptions.removeValue(forKey: id) else { return }
+            guard let options = admission.request else { return }
             if let maximumAge = options.maximumAge, let latest, clock.wallNow.since(latest.timestamp) <= maximumAge {
                 effects.append(.answerRequests([id], coarsen(latest, to: level)))
                 return
@@ -190,18 +201,15 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         }
     }
 
+    /// Answers for the admission for `purpose`, no longer running, that refused.
     private mutating func notAdmitted(_ purpose: AdmissionPurpose, _ failure: Failure) {
-        admissions[purpose] = nil
         switch purpose {
         case .start:
-            starting = nil
             effects.append(.answerStart(failure))
         case .resume:
-            starting = nil
             if holds.isEmpty { resumesLater = false }
             effects.append(.staysStopped(failure))
         case .request(let id):
-            requestOptions[id] = nil
             effects.append(.failRequests([id], failure))
         }
     }
@@ -258,7 +266,6 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         guard holds.isEmpty else { return }
         setAvailable(available, reason: reason)
         guard resumesLater, !active, starting == nil else { return }
-        starting = .resume
         beginAdmission(.resume)
     }
 
@@ -411,11 +418,13 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
 
     /// After deletion, only the admissions still running are answered: they fail.
     private mutating func answerAfterDeletion(_ event: Event) {
+        let (purpose, failure): (AdmissionPurpose, Failure)
         switch event {
-        case .admitted(let purpose, _, _) where admissions[purpose] != nil: notAdmitted(purpose, .deleted)
-        case .notAdmitted(let purpose, let error) where admissions[purpose] != nil:
-            notAdmitted(purpose, .admission(error))
+        case .admitted(let admitted, _, _): (purpose, failure) = (admitted, .deleted)
+        case .notAdmitted(let refused, let error): (purpose, failure) = (refused, .admission(error))
         default: return
         }
+        guard admissions.removeValue(forKey: purpose) != nil else { return }
+        notAdmitted(purpose, failure)
     }
 }

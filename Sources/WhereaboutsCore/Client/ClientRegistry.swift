@@ -1,37 +1,17 @@
-/// The most clients one connection, the connections of one user together, and the service in all may hold.
-public struct ClientLimits: Sendable, Equatable {
-    public var perConnection: Int
-    public var perUser: Int
-    public var total: Int
-
-    public init(perConnection: Int, perUser: Int, total: Int) {
-        self.perConnection = perConnection
-        self.perUser = perUser
-        self.total = total
-    }
-}
-
-/// Why a new client is refused: a limit reached, with the number held.
-public enum ClientLimitReached: Error, Sendable, Equatable {
-    case connection(held: Int)
-    case user(UInt32, held: Int)
-    case total(held: Int)
-}
-
 /// The clients a service holds: by number, by the connection that owns them and counted by Unix user, within the
 /// most one connection, one user and everyone together may hold.
 ///
 /// Every change costs the same whatever the number of clients, but for removing all of one connection's clients,
 /// which is linear in how many it owned.
 public struct ClientRegistry<Client: AnyObject> {
-    public let limits: ClientLimits
+    public let limits: ShareLimits
     private var clients: [UInt32: (client: Client, owner: String, uid: UInt32)] = [:]
     /// The numbers of each connection's clients, ascending: the order they were made in.
     private var byOwner: [String: [UInt32]] = [:]
     private var byUser: [UInt32: Int] = [:]
     private var lastNumber: UInt32 = 0
 
-    public init(limits: ClientLimits) { self.limits = limits }
+    public init(limits: ShareLimits) { self.limits = limits }
 
     /// How many clients there are.
     public var count: Int { clients.count }
@@ -48,7 +28,7 @@ public struct ClientRegistry<Client: AnyObject> {
     /// Adds the client `make` makes with the next number, owned by the connection `owner` of user `uid`, unless a
     /// limit is reached.
     public mutating func add(owner: String, uid: UInt32, _ make: (UInt32) -> Client) -> Result<
-        Client, ClientLimitReached
+        Client, ShareLimitReached
     > {
         let owned = byOwner[owner]?.count ?? 0
         guard owned < limits.perConnection else { return .failure(.connection(held: owned)) }
