@@ -1,0 +1,256 @@
+import Loop
+import Synchronization
+import Testing
+import WhereaboutsCore
+import WhereaboutsProviders
+
+/// A web service that holds each request until the test answers it, keeping the requests it was sent.
+private final class HeldService: HTTPTransport {
+    private struct State {
+        var requests: [HTTPRequest] = []
+        var held: [CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// How many requests were sent in all.
+    var requests: Int { state.withLock { $0.requests.count } }
+
+    /// How many requests wait for their answer.
+    var held: Int { state.withLock { $0.held.count } }
+
+    /// The bodies of the requests sent, as text, oldest first.
+    var bodies: [String] { state.withLock { $0.requests.map { String(decoding: $0.body, as: UTF8.self) } } }
+
+    /// Answers the oldest request still held with `answer`; false when none is held.
+    @discardableResult
+    func answer(_ answer: Result<HTTPResponse, HTTPFailure>) -> Bool {
+        let continuation = state.withLock { $0.held.isEmpty ? nil : $0.held.removeFirst() }
+        continuation?.resume(returning: answer)
+        return continuation != nil
+    }
+
+    func post(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPFailure> {
+        await withCheckedContinuation { continuation in
+            state.withLock { state in
+                state.requests.append(request)
+                state.held.append(continuation)
+            }
+        }
+    }
+}
+
+/// A scanner the test drives: it records how it was started and stopped, and scans only when the test says so.
+@BusActor
+private final class DrivenScanner: AccessPointScanner {
+    let backend = "test"
+    let isAvailable = true
+    var onScan: (@BusActor ([AccessPoint]) -> Void)?
+    var onAvailabilityChanged: (@BusActor () -> Void)?
+    /// The interval of each ``start(interval:)``, in order.
+    private(set) var intervals: [Duration] = []
+    /// How many times ``stop()`` was called.
+    private(set) var stops = 0
+
+    func start(interval: Duration) { intervals.append(interval) }
+
+    func stop() { stops += 1 }
+
+    /// Reports a completed scan that saw `accessPoints`.
+    func scan(_ accessPoints: [AccessPoint]) { onScan?(accessPoints) }
+}
+
+/// What the provider offered and saved, as it happened.
+@BusActor
+private final class ProviderLog {
+    /// The fixes offered, oldest first.
+    var fixes: [Fix] = []
+    /// How many times the provider said its availability changed.
+    var availabilityChanges = 0
+    /// The cache as last saved; it is also what the provider loads at its first start.
+    var cache = PositionCache()
+    /// How many times the cache was saved.
+    var saves = 0
+}
+
+/// A place: four access points with globally administered addresses `00:11:22:33:<place>:01` to `…:04`, named
+/// networks, heard at −50 to −65 dBm. Two places with different numbers share no access point.
+private func place(_ number: UInt8) -> [AccessPoint] {
+    (1...4).map { index in
+        AccessPoint(
+            bssid: BSSID(octets: [0x00, 0x11, 0x22, 0x33, number, UInt8(index)])!, ssid: Array("net\(index)".utf8),
+            signal: -45 - 5 * index)
+    }
+}
+
+/// The service's answer placing the access points at `latitude`, `longitude`, within 30 m.
+private func answer(latitude: Double, longitude: Double) -> Result<HTTPResponse, HTTPFailure> {
+    let body = #"{"location": {"lat": \#(latitude), "lng": \#(longitude)}, "accuracy": 30}"#
+    return .success(HTTPResponse(status: 200, body: Array(body.utf8)))
+}
+
+/// The service's answer for the place most tests use.
+private let position = answer(latitude: 52.5, longitude: 13.4)
+
+/// A logger that drops every message.
+private struct SilentLogger: Logger {
+    func log(_ priority: LogPriority, _ message: String) {}
+}
+
+/// The Wi-Fi provider's decisions on a manual clock, with a scanner and a service the test drives: an answer for
+/// a place already left is kept but not shown, an aged cache entry is asked again, a failure's backoff spaces
+/// the tries, and a single-shot refresh re-offers only a recent position.
+@Suite @BusActor struct WiFiProviderTimingTests {
+    private let clock = ManualClock()
+    private let service = HeldService()
+    private let scanner = DrivenScanner()
+    private let log = ProviderLog()
+
+    /// A started provider reading and saving its cache in ``log``, with no submissions.
+    private func startedProvider() -> WiFiProvider {
+        let log = self.log
+        let provider = WiFiProvider(
+            scanner: scanner, transport: service, url: "https://location.example/v1/geolocate",
+            loadCache: { log.cache },
+            saveCache: {
+                log.cache = $0
+                log.saves += 1
+            },
+            submitter: nil, clock: clock, timers: clock, logger: SilentLogger())
+        provider.onFix = { log.fixes.append($0) }
+        provider.onAvailabilityChanged = { log.availabilityChanges += 1 }
+        provider.start()
+        return provider
+    }
+
+    /// Lets the provider's lookup tasks run until `condition` holds; fails the test when it still does not after
+    /// many turns.
+    private func settle(
+        until condition: @BusActor () -> Bool, _ what: Comment, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        var turns = 0
+        while !condition(), turns < 10_000 {
+            await Task.yield()
+            turns += 1
+        }
+        try #require(condition(), what, sourceLocation: sourceLocation)
+    }
+
+    /// Lets the provider's lookup tasks run, then checks that the service has had `count` requests in all.
+    private func settle(requests count: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        for _ in 0..<1000 { await Task.yield() }
+        try #require(service.requests == count, sourceLocation: sourceLocation)
+    }
+
+    /// A scan of another place arrives while the first place's lookup is out: that answer is kept in the cache,
+    /// which then locates the first place with no request, but it is not offered as a fix.
+    @Test func anAnswerForAPlaceLeftMeanwhileIsCachedButNotDelivered() async throws {
+        let provider = startedProvider()
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the lookup for the first place is sent")
+        #expect(service.bodies.first?.contains("00:11:22:33:01:01") == true)
+        scanner.scan(place(2))
+        try await settle(requests: 1)
+        try #require(service.answer(position))
+        try await settle(until: { log.saves == 1 }, "the answer is saved")
+        #expect(log.fixes.isEmpty)
+        #expect(log.cache.count(of: .network) == 1)
+        scanner.scan(place(1))
+        try await settle(requests: 1)
+        #expect(log.fixes.count == 1)
+        #expect(log.fixes.first?.latitude == 52.5 && log.fixes.first?.longitude == 13.4)
+        #expect(log.fixes.first?.description == "WiFi (cached)")
+        // The place left behind was never looked up; the stale answer does not hold it back.
+        scanner.scan(place(2))
+        try await settle(until: { service.held == 1 }, "the second place is looked up")
+        #expect(service.requests == 2 && service.bodies.last?.contains("00:11:22:33:02:01") == true)
+        try #require(service.answer(answer(latitude: 48.1, longitude: 11.6)))
+        try await settle(until: { log.fixes.count == 2 }, "the second place's answer is delivered")
+        #expect(log.fixes[1].latitude == 48.1 && log.fixes[1].longitude == 11.6 && log.fixes[1].description == "WiFi")
+        provider.stop()
+    }
+
+    /// A place located from the cache is asked of the service again once the entry is older than
+    /// ``PositionCache/networkMaximumAge``: the throttle, whose reference is the cache's answer, does not hold it
+    /// back.
+    @Test func aCacheEntryPastItsAgeIsLookedUpAgain() async throws {
+        let provider = startedProvider()
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first lookup is sent")
+        try #require(service.answer(position))
+        try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
+        #expect(log.fixes[0].description == "WiFi")
+        // Past the refresh interval, so that the cache's unchanged position is offered again and can be seen.
+        clock.advance(by: WiFiProvider.refreshInterval + .seconds(1))
+        scanner.scan(place(1))
+        try await settle(requests: 1)
+        try #require(log.fixes.count == 2)
+        #expect(log.fixes[1].description == "WiFi (cached)")
+        // The entry was stored before the refresh interval passed: it is now past its age, by that much.
+        clock.advance(by: PositionCache.networkMaximumAge)
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the place is asked again once its entry has aged out")
+        #expect(service.requests == 2)
+        try #require(service.answer(position))
+        try await settle(until: { log.fixes.count == 3 }, "the new answer is delivered")
+        #expect(log.fixes[2].description == "WiFi")
+        provider.stop()
+    }
+
+    /// After an unreachable service the provider is unavailable, scans within ``LookupBackoff/firstDelay`` send
+    /// nothing, and the first scan after it asks again; the answer makes the provider available again.
+    @Test func aFailureHoldsLookupsBackUntilItsBackoffEnds() async throws {
+        let provider = startedProvider()
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first lookup is sent")
+        #expect(provider.availableLevel == .street)
+        try #require(service.answer(.failure(.unreachable("down"))))
+        try await settle(until: { log.availabilityChanges == 1 }, "the failure is reported")
+        #expect(provider.availableLevel == .none && provider.unavailabilityReason == "service-unreachable")
+        clock.advance(by: LookupBackoff.firstDelay / 2)
+        scanner.scan(place(1))
+        try await settle(requests: 1)
+        clock.advance(by: LookupBackoff.firstDelay / 2 - .milliseconds(1))
+        scanner.scan(place(1))
+        try await settle(requests: 1)
+        clock.advance(by: .milliseconds(1))
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the place is asked again once the backoff has ended")
+        #expect(service.requests == 2)
+        try #require(service.answer(position))
+        try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
+        #expect(provider.availableLevel == .street && provider.unavailabilityReason == nil)
+        #expect(log.availabilityChanges == 2)
+        provider.stop()
+    }
+
+    /// ``WiFiProvider/refresh()`` offers the position again, newly stamped, while the last scan is at most two
+    /// street-level scan intervals old, not once it is older, and not after a stop.
+    @Test func aRefreshReOffersThePositionOnlyWhileTheLastScanIsRecent() async throws {
+        let provider = startedProvider()
+        provider.demandChanged(.street)
+        #expect(scanner.intervals == [WiFiProvider.coarseScanInterval, WiFiProvider.streetScanInterval])
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first lookup is sent")
+        try #require(service.answer(position))
+        try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
+        clock.advance(by: WiFiProvider.streetScanInterval * 2)
+        provider.refresh()
+        try #require(log.fixes.count == 2)
+        #expect(log.fixes[1].latitude == 52.5 && log.fixes[1].longitude == 13.4)
+        #expect(log.fixes[1].timestamp == clock.wallNow && log.fixes[1].timestamp > log.fixes[0].timestamp)
+        clock.advance(by: .milliseconds(1))
+        provider.refresh()
+        #expect(log.fixes.count == 2)
+        // A new scan of the same place, located from the cache, makes the position recent again.
+        scanner.scan(place(1))
+        try await settle(requests: 1)
+        #expect(log.fixes.count == 2)
+        provider.refresh()
+        #expect(log.fixes.count == 3)
+        provider.stop()
+        #expect(scanner.stops == 1)
+        provider.refresh()
+        #expect(log.fixes.count == 3)
+    }
+}
