@@ -125,6 +125,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("dbus", ["DBus", "CDBus"]),
     ("ichnaea", ["WhereaboutsCore"]),
     ("position-cache", ["WhereaboutsCore"]),
+    ("routes", ["WhereaboutsCore"]),
 ]
 package.targets.append(
     .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 ensure_swift
 ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
-    libcurl4 ca-certificates openssl \
+    libcurl4 ca-certificates openssl iproute2 \
     "${BUILD_PACKAGES[@]}"
 python3 scripts/check-imports.py
 # The house's format (.swift-format: 120 columns), as `swift format --in-place --recursive Sources Tests Fuzz

@@ -84,10 +84,12 @@ public final class IchnaeaServer: @unchecked Sendable {
     private var location: (latitude: Double, longitude: Double, accuracy: Double)
 
     /// Starts the server, over HTTPS with `authority`'s server certificate when one is given, and returns once it
-    /// accepts connections. Its geolocation answers carry `latitude`, `longitude` and `accuracy` until changed.
+    /// accepts connections. Its geolocation answers carry `latitude`, `longitude` and `accuracy` until changed. A
+    /// `launcher` (such as ``NetworkNamespace/launcher``) is run with the server's command appended, and must exec
+    /// it.
     public init(
         certificates authority: TestCertificateAuthority? = nil, latitude: Double = 52.52, longitude: Double = 13.405,
-        accuracy: Double = 25
+        accuracy: Double = 25, launcher: [String] = []
     ) throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python.path) else {
             throw TestEnvironmentError("\(Self.python.path) is not installed; install the python3 package")
@@ -109,8 +111,10 @@ public final class IchnaeaServer: @unchecked Sendable {
         if let authority {
             arguments += ["--cert", authority.serverCertificateFile.path, "--key", authority.serverKeyFile.path]
         }
+        let command = launcher + [Self.python.path] + arguments
         let process = try ChildProcess(
-            Self.python, arguments, logFile: directory.appendingPathComponent("server.log"))
+            URL(fileURLWithPath: command[0]), Array(command.dropFirst()),
+            logFile: directory.appendingPathComponent("server.log"))
         self.process = process
         var port = 0
         do {

@@ -26,6 +26,7 @@ enum NetworkPositioning {
         // One transport (one thread, made at its first request) each for Wi-Fi, IP and contributing, so that a
         // hung request of one never holds another's in its queue.
         let agent = userAgent()
+        let networkChanges = NetworkChanges(source: NetlinkRouteSource(), timers: EventLoop.main, logger: logger)
         let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
         var providers: [any LocationProvider] = []
         var wifi: WiFiProvider?
@@ -45,7 +46,7 @@ enum NetworkPositioning {
                 transport: transport,
                 url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
                 saveCache: { cacheFile.save($0) },
-                submitter: submitter, clock: clock, timers: EventLoop.main, logger: logger)
+                submitter: submitter, network: networkChanges, clock: clock, timers: EventLoop.main, logger: logger)
             logger.info(
                 "Wi-Fi positioning: unknown places are looked up at \(loggableURL(network.wifi.url))"
                     + (submitter == nil
@@ -57,7 +58,8 @@ enum NetworkPositioning {
             providers.append(
                 IPProvider(
                     transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
-                    accuracy: network.ip.accuracy, clock: clock, timers: EventLoop.main, logger: logger))
+                    accuracy: network.ip.accuracy, network: networkChanges, clock: clock, timers: EventLoop.main,
+                    logger: logger))
             logger.info("IP positioning: city-level lookups at \(loggableURL(network.ipLocateURL))")
         }
         return (providers, wifi)

@@ -26,6 +26,21 @@ struct LookupBackoffTests {
         #expect(backoff.failed(.transient, now: WiFiFixtures.monotonic(now)).delay == .seconds(600))
     }
 
+    @Test func joiningANetworkEndsATransientWaitButNotARefusal() {
+        var backoff = LookupBackoff()
+        backoff.failed(.transient, now: WiFiFixtures.monotonic(0))
+        backoff.failed(.transient, now: WiFiFixtures.monotonic(10))
+        #expect(!backoff.allowsAttempt(now: WiFiFixtures.monotonic(11)))
+        backoff.networkChanged()
+        #expect(backoff.allowsAttempt(now: WiFiFixtures.monotonic(11)))
+        #expect(backoff.failed(.transient, now: WiFiFixtures.monotonic(12)).delay == .seconds(10))
+
+        backoff.failed(.refused, now: WiFiFixtures.monotonic(20))
+        backoff.networkChanged()
+        #expect(!backoff.allowsAttempt(now: WiFiFixtures.monotonic(21)))
+        #expect(backoff.retryAt == WiFiFixtures.monotonic(20) + LookupBackoff.refusalDelay)
+    }
+
     @Test func aSuccessResetsEverything() {
         var backoff = LookupBackoff()
         backoff.failed(.transient, now: WiFiFixtures.monotonic(0))

@@ -1,42 +1,33 @@
 import Loop
 import Synchronization
+import TestSupport
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
 
-/// A web service whose answers the test gives one at a time, counting the requests.
-private final class ScriptedService: HTTPTransport {
-    private let state = Mutex<(answers: [Result<HTTPResponse, HTTPFailure>], requests: Int)>(([], 0))
-
-    /// Answers the next request with `answer`.
-    func willAnswer(_ answer: Result<HTTPResponse, HTTPFailure>) { state.withLock { $0.answers.append(answer) } }
-
-    var requests: Int { state.withLock { $0.requests } }
-
-    func post(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPFailure> {
-        state.withLock { state in
-            state.requests += 1
-            return state.answers.isEmpty ? .failure(.unreachable("no answer scripted")) : state.answers.removeFirst()
-        }
-    }
-}
-
-private let position = Result<HTTPResponse, HTTPFailure>.success(
-    HTTPResponse(status: 200, body: Array(#"{"location": {"lat": 52.5, "lng": 13.4}, "accuracy": 12000}"#.utf8)))
-
-private struct SilentLogger: Logger {
-    func log(_ priority: LogPriority, _ message: String) {}
-}
-
-/// The IP provider's timers on a manual clock: it asks again exactly when its answer has stood its time, and after
-/// a failure exactly when its backoff ends.
+/// The IP provider's timers on a manual clock: it asks again exactly when its answer has stood its time, after a
+/// failure exactly when its backoff ends, and at once when the machine joins another network.
 @Suite @BusActor struct IPProviderTimingTests {
     private let clock = ManualClock()
     private let service = ScriptedService()
+    private let routes = ScriptedRouteSource()
+    private let network: NetworkChanges
+
+    init() {
+        network = NetworkChanges(source: routes, timers: clock, logger: SilentLogger())
+    }
+
+    /// Moves the machine from the network of `Routes.home` to that of `Routes.work`, as the kernel would say it.
+    private func moveToWork() {
+        routes.kernelSays([.removed(Routes.home), .added(Routes.work)])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([Routes.work])
+    }
 
     private func provider() -> (IPProvider, FixLog) {
         let provider = IPProvider(
-            transport: service, url: "https://location.example/v1/geolocate", accuracy: nil, clock: clock,
+            transport: service, url: "https://location.example/v1/geolocate", accuracy: nil, network: network,
+            clock: clock,
             timers: clock, logger: SilentLogger())
         let fixes = FixLog()
         provider.onFix = { fixes.fixes.append($0) }
@@ -80,10 +71,74 @@ private struct SilentLogger: Logger {
         try await settle(fixes, requests: 2)
         #expect(provider.availableLevel == .city && fixes.fixes.count == 1)
     }
+
+    @Test func joiningAnotherNetworkAsksAgainAtOnce() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(position)
+        service.willAnswer(elsewhere)
+        provider.start()
+        routes.dump([Routes.home])
+        try await settle(fixes, requests: 1)
+        moveToWork()
+        try await settle(fixes, requests: 2)
+        #expect(fixes.fixes.map(\.latitude) == [52.5, 48.1])
+    }
+
+    @Test func joiningANetworkEndsTheBackoff() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(.failure(.unreachable("down")))
+        service.willAnswer(position)
+        provider.start()
+        routes.dump([Routes.home])
+        try await settle(fixes, requests: 1)
+        #expect(provider.availableLevel == .none)
+        moveToWork()
+        #expect(clock.monotonicNow < MonotonicTime(nanoseconds: 0) + LookupBackoff.firstDelay)
+        try await settle(fixes, requests: 2)
+        #expect(provider.availableLevel == .city && fixes.fixes.count == 1)
+    }
+
+    @Test func anAnswerForTheNetworkLeftIsNotShown() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(position)
+        service.willAnswer(elsewhere)
+        provider.start()
+        routes.dump([Routes.home])
+        // The move comes before the first lookup's answer is taken in.
+        moveToWork()
+        try await settle(fixes, requests: 2)
+        #expect(fixes.fixes.map(\.latitude) == [48.1])
+    }
+
+    @Test func aNetworkJoinedWhileStoppedMakesTheAnswerStale() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(position)
+        service.willAnswer(elsewhere)
+        provider.start()
+        routes.dump([Routes.home])
+        try await settle(fixes, requests: 1)
+        provider.stop()
+        moveToWork()
+        try await settle(fixes, requests: 1)
+        provider.start()
+        try await settle(fixes, requests: 2)
+        #expect(fixes.fixes.map(\.latitude) == [52.5, 48.1])
+    }
+
+    @Test func goingOfflineAsksNothing() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(position)
+        provider.start()
+        routes.dump([Routes.home])
+        try await settle(fixes, requests: 1)
+        routes.kernelSays([.removed(Routes.home)])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([])
+        #expect(network.isOnline == false)
+        try await settle(fixes, requests: 1)
+    }
 }
 
-/// The fixes a provider offered.
-@BusActor
-private final class FixLog {
-    var fixes: [Fix] = []
-}
+/// Ichnaea's answer for a position in Munich.
+private let elsewhere = Result<HTTPResponse, HTTPFailure>.success(
+    HTTPResponse(status: 200, body: Array(#"{"location": {"lat": 48.1, "lng": 11.6}, "accuracy": 12000}"#.utf8)))

@@ -1,5 +1,6 @@
 import Loop
 import Synchronization
+import TestSupport
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
@@ -90,21 +91,29 @@ private func answer(latitude: Double, longitude: Double) -> Result<HTTPResponse,
 }
 
 /// The service's answer for the place most tests use.
-private let position = answer(latitude: 52.5, longitude: 13.4)
-
-/// A logger that drops every message.
-private struct SilentLogger: Logger {
-    func log(_ priority: LogPriority, _ message: String) {}
-}
+private let berlin = answer(latitude: 52.5, longitude: 13.4)
 
 /// The Wi-Fi provider's decisions on a manual clock, with a scanner and a service the test drives: an answer for
 /// a place already left is kept but not shown, an aged cache entry is asked again, a failure's backoff spaces
-/// the tries, and a single-shot refresh re-offers only a recent position.
+/// the tries, joining a network ends it, and a single-shot refresh re-offers only a recent position.
 @Suite @BusActor struct WiFiProviderTimingTests {
     private let clock = ManualClock()
     private let service = HeldService()
     private let scanner = DrivenScanner()
     private let log = ProviderLog()
+    private let routes = ScriptedRouteSource()
+    private let network: NetworkChanges
+
+    init() {
+        network = NetworkChanges(source: routes, timers: clock, logger: SilentLogger())
+    }
+
+    /// Moves the machine from the network of `Routes.home` to that of `Routes.work`, as the kernel would say it.
+    private func moveToWork() {
+        routes.kernelSays([.removed(Routes.home), .added(Routes.work)])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([Routes.work])
+    }
 
     /// A started provider reading and saving its cache in ``log``, with no submissions.
     private func startedProvider() -> WiFiProvider {
@@ -116,7 +125,7 @@ private struct SilentLogger: Logger {
                 log.cache = $0
                 log.saves += 1
             },
-            submitter: nil, clock: clock, timers: clock, logger: SilentLogger())
+            submitter: nil, network: network, clock: clock, timers: clock, logger: SilentLogger())
         provider.onFix = { log.fixes.append($0) }
         provider.onAvailabilityChanged = { log.availabilityChanges += 1 }
         provider.start()
@@ -151,7 +160,7 @@ private struct SilentLogger: Logger {
         #expect(service.bodies.first?.contains("00:11:22:33:01:01") == true)
         scanner.scan(place(2))
         try await settle(requests: 1)
-        try #require(service.answer(position))
+        try #require(service.answer(berlin))
         try await settle(until: { log.saves == 1 }, "the answer is saved")
         #expect(log.fixes.isEmpty)
         #expect(log.cache.count(of: .network) == 1)
@@ -177,7 +186,7 @@ private struct SilentLogger: Logger {
         let provider = startedProvider()
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the first lookup is sent")
-        try #require(service.answer(position))
+        try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
         #expect(log.fixes[0].description == "WiFi")
         // Past the refresh interval, so that the cache's unchanged position is offered again and can be seen.
@@ -191,7 +200,7 @@ private struct SilentLogger: Logger {
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the place is asked again once its entry has aged out")
         #expect(service.requests == 2)
-        try #require(service.answer(position))
+        try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 3 }, "the new answer is delivered")
         #expect(log.fixes[2].description == "WiFi")
         provider.stop()
@@ -217,7 +226,7 @@ private struct SilentLogger: Logger {
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the place is asked again once the backoff has ended")
         #expect(service.requests == 2)
-        try #require(service.answer(position))
+        try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
         #expect(provider.availableLevel == .street && provider.unavailabilityReason == nil)
         #expect(log.availabilityChanges == 2)
@@ -232,7 +241,7 @@ private struct SilentLogger: Logger {
         #expect(scanner.intervals == [WiFiProvider.coarseScanInterval, WiFiProvider.streetScanInterval])
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the first lookup is sent")
-        try #require(service.answer(position))
+        try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
         clock.advance(by: WiFiProvider.streetScanInterval * 2)
         provider.refresh()
@@ -252,5 +261,38 @@ private struct SilentLogger: Logger {
         #expect(scanner.stops == 1)
         provider.refresh()
         #expect(log.fixes.count == 3)
+    }
+
+    /// After a failure, joining a network asks about the current scan at once, within the backoff and with no
+    /// new scan; the answer makes the provider available again.
+    @Test func joiningANetworkAsksAboutTheUnlocatedScanAtOnce() async throws {
+        let provider = startedProvider()
+        routes.dump([Routes.home])
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first lookup is sent")
+        try #require(service.answer(.failure(.unreachable("down"))))
+        try await settle(until: { provider.availableLevel == .none }, "the failure is reported")
+        moveToWork()
+        #expect(clock.monotonicNow < MonotonicTime(nanoseconds: 0) + LookupBackoff.firstDelay)
+        try await settle(until: { service.held == 1 }, "the scan is asked about again on the new network")
+        #expect(service.requests == 2)
+        try #require(service.answer(berlin))
+        try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
+        #expect(provider.availableLevel == .street)
+        provider.stop()
+    }
+
+    /// A scan already located asks nothing when the network changes: the access points, not the network, say
+    /// where the machine is.
+    @Test func joiningANetworkAsksNothingAboutALocatedScan() async throws {
+        let provider = startedProvider()
+        routes.dump([Routes.home])
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first lookup is sent")
+        try #require(service.answer(berlin))
+        try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
+        moveToWork()
+        try await settle(requests: 1)
+        provider.stop()
     }
 }

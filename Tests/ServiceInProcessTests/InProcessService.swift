@@ -56,8 +56,3 @@ final class InProcessService {
         bus.stop()
     }
 }
-
-/// Drops the service's log lines: these tests read the bus, not the log.
-private struct SilentLogger: Logger {
-    func log(_ priority: LogPriority, _ message: String) {}
-}

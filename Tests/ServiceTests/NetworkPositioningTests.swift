@@ -26,22 +26,27 @@ final class NetworkPositioningRig: @unchecked Sendable {
     let server: IchnaeaServer
     let harness: DaemonHarness
     let wpa: WPASupplicantMock?
+    /// What the server and the daemon are started through.
+    let launcher: [String]
 
     var bus: PrivateBus { harness.bus }
 
     /// `extra` is appended to the configuration; `ip` enables IP positioning against the same server; `wifi`
-    /// false leaves wpa_supplicant off the bus.
+    /// false leaves wpa_supplicant off the bus; with a `namespace`, the server and the daemon run in it.
     @concurrent
-    static func make(extra: String = "", ip: Bool = false, wifi: Bool = true, submission nick: String? = nil)
-        async throws -> NetworkPositioningRig
-    {
-        try NetworkPositioningRig(extra: extra, ip: ip, wifi: wifi, submission: nick)
+    static func make(
+        extra: String = "", ip: Bool = false, wifi: Bool = true, submission nick: String? = nil,
+        namespace: NetworkNamespace? = nil
+    ) async throws -> NetworkPositioningRig {
+        try NetworkPositioningRig(extra: extra, ip: ip, wifi: wifi, submission: nick, namespace: namespace)
     }
 
     /// `submission` turns contributing on, with that nickname.
-    private init(extra: String, ip: Bool, wifi: Bool, submission: String?) throws {
+    private init(extra: String, ip: Bool, wifi: Bool, submission: String?, namespace: NetworkNamespace?) throws {
         authority = try TestCertificateAuthority.make()
-        server = try IchnaeaServer(certificates: authority, latitude: 52.5163, longitude: 13.3777, accuracy: 42)
+        launcher = namespace?.launcher ?? []
+        server = try IchnaeaServer(
+            certificates: authority, latitude: 52.5163, longitude: 13.3777, accuracy: 42, launcher: launcher)
         let bus = try PrivateBus(extraPolicy: WPASupplicantMock.busPolicy + NetworkManagerMock.busPolicy)
         let config = """
             [network]
@@ -65,7 +70,7 @@ final class NetworkPositioningRig: @unchecked Sendable {
     }
 
     @concurrent
-    func launch() async throws { try harness.startDaemon() }
+    func launch() async throws { try harness.startDaemon(launcher: launcher) }
 
     /// The daemon's row of `Providers` for `kind`: (available, running, details).
     @BusActor
@@ -492,6 +497,32 @@ struct NetworkPositioningTests {
         _ = try await app.waitForUpdates(1, timeout: .seconds(30))
         #expect(try rig.server.requests.count == 2)
         #expect(try await rig.provider("ip", app).available)
+    }
+
+    /// A laptop carried to another network (here its default route replaced, in a network namespace of the test's
+    /// own): the IP position, which is the network's, is asked again at once, not at its half-hourly refresh.
+    @Test func joiningAnotherNetworkAsksTheIPPositionAgainAtOnce() async throws {
+        let namespace = try NetworkNamespace()
+        defer { namespace.stop() }
+        try namespace.ip(["route", "add", "default", "via", "192.0.2.1"])
+        let rig = try await NetworkPositioningRig.make(ip: true, wifi: false, namespace: namespace)
+        defer { rig.stop() }
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 4)
+        let first = try await app.waitForUpdates(1)[0]
+        #expect(abs(try await app.get(first.new, GeoClueTestClient.locationInterface, "Latitude").double! - 52.5) < 0.5)
+        try await eventually("the daemon to have read the routes") {
+            rig.harness.daemonLog.contains("network: online, default routes: IPv4 via 192.0.2.1")
+        }
+        try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
+        try namespace.ip(["route", "replace", "default", "via", "198.51.100.1"])
+        let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
+        #expect(
+            abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5)
+        #expect(try rig.server.requests.count == 2)
+        #expect(rig.harness.daemonLog.contains("network changed: online, default routes: IPv4 via 198.51.100.1"))
     }
 
     @Test func ipPositioningServesCityClientsLabelledAsSuch() async throws {

@@ -10,6 +10,7 @@
 ///   log line, not one an hour.
 /// * A transient failure is to be logged when it starts a run of failures; its repetitions are not.
 /// * A success (a position or not-found) ends the wait and resets both counts.
+/// * Joining a network (``networkChanged()``) ends a transient wait, not a refusal's.
 ///
 /// The rule has no randomness: one machine asking a service needs no jitter to spread its retries.
 public struct LookupBackoff: Sendable, Equatable {
@@ -62,6 +63,15 @@ public struct LookupBackoff: Sendable, Equatable {
     public mutating func succeeded() {
         consecutiveTransientFailures = 0
         refusalLogged = false
+        retryAt = nil
+    }
+
+    /// Records that the machine joined a network (or another one): a wait after transient failures ends at once,
+    /// since they were most likely the network's, not the service's; a refusal's wait stands, the service having
+    /// answered.
+    public mutating func networkChanged() {
+        guard consecutiveTransientFailures > 0 else { return }
+        consecutiveTransientFailures = 0
         retryAt = nil
     }
 

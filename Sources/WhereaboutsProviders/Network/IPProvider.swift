@@ -9,6 +9,10 @@ import WhereaboutsCore
 /// asking), and spaces its tries after a failure with ``LookupBackoff``. Its fixes say `GeoIP` and come from
 /// provider `ip`, so they are never taken for Wi-Fi fixes. It is available at city level until the service
 /// fails, and again with its next answer.
+///
+/// An answer is the position of the network the machine was on: when ``NetworkChanges`` says the machine joined
+/// another, the answer is dropped and, while running, asked again at once, a transient backoff ended; an answer
+/// that arrives for a network left meanwhile is not shown.
 @BusActor
 public final class IPProvider: LocationProvider {
     /// How long an answer stands before it is asked again.
@@ -34,19 +38,22 @@ public final class IPProvider: LocationProvider {
     private var lookupInFlight = false
     private var answer: (fix: Fix, at: MonotonicTime)?
     private var timer: ScheduledTimer?
+    private let network: NetworkChanges?
 
-    /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius.
+    /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius;
+    /// `network`, when given, says when the machine changes networks.
     public init(
-        transport: any HTTPTransport, url: String, accuracy: Double?, clock: any WhereaboutsCore.Clock,
-        timers: any TimerScheduler,
-        logger: any Logger
+        transport: any HTTPTransport, url: String, accuracy: Double?, network: NetworkChanges?,
+        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
         self.transport = transport
         self.url = url
         accuracyOverride = accuracy
+        self.network = network
         self.clock = clock
         self.timers = timers
         self.logger = logger
+        network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
     }
 
     public var availableLevel: AccuracyLevel { problem == nil ? .city : .none }
@@ -60,6 +67,7 @@ public final class IPProvider: LocationProvider {
 
     public func start() {
         started = true
+        network?.follow()
         if let answer, clock.monotonicNow - answer.at < Self.refreshInterval {
             onFix?(answer.fix)
             schedule(after: Self.refreshInterval - (clock.monotonicNow - answer.at))
@@ -89,6 +97,17 @@ public final class IPProvider: LocationProvider {
         }
     }
 
+    /// Drops the answer, which was the last network's, and asks again now while running and online.
+    private func networkChanged(isOnline: Bool) {
+        answer = nil
+        backoff.networkChanged()
+        guard started, isOnline else { return }
+        if let timer { timers.cancelTimer(timer) }
+        timer = nil
+        logger.info("IP positioning: the network changed; asking again")
+        lookUp()
+    }
+
     private func lookUp() {
         guard !lookupInFlight else { return }
         let now = clock.monotonicNow
@@ -101,14 +120,20 @@ public final class IPProvider: LocationProvider {
         record.sent()
         let request = HTTPRequest(url: url, body: IchnaeaQuery.ip(), timeout: Self.lookupTimeout)
         let transport = self.transport
+        let generation = network?.generation
         BusActor.task { [weak self] in
             let result = await transport.post(request)
-            self?.answered(result)
+            self?.answered(result, generation: generation)
         }
     }
 
-    private func answered(_ result: Result<HTTPResponse, HTTPFailure>) {
+    private func answered(_ result: Result<HTTPResponse, HTTPFailure>, generation: UInt64?) {
         lookupInFlight = false
+        guard generation == network?.generation else {
+            // Asked on the network left meanwhile: whatever came back is that network's, so ask again.
+            if started { lookUp() }
+            return
+        }
         let now = clock.monotonicNow
         let outcome: IchnaeaOutcome
         switch result {

@@ -20,7 +20,9 @@ import WhereaboutsCore
 ///
 /// **Availability.** Street level while a wireless interface exists and the service can be used, or while the
 /// current scan is known to the cache; otherwise none, with the reason (`no-wifi`, `service-unreachable`,
-/// `service-error`, `service-refused`) in `AvailabilityChanged`. It comes back by itself with the next answer.
+/// `service-error`, `service-refused`) in `AvailabilityChanged`. It comes back by itself with the next answer,
+/// which is asked for at once when ``NetworkChanges`` says the machine joined a network, a transient backoff
+/// ended.
 @BusActor
 public final class WiFiProvider: LocationProvider {
     /// The scan interval while a client needs street level or better (GeoClue's 10 s).
@@ -55,6 +57,7 @@ public final class WiFiProvider: LocationProvider {
     private let loadCache: @BusActor () -> PositionCache
     private let saveCache: @BusActor (PositionCache) -> Void
     private let submitter: Geosubmitter?
+    private let network: NetworkChanges?
 
     private var started = false
     private var demand = AccuracyLevel.neighborhood
@@ -70,11 +73,13 @@ public final class WiFiProvider: LocationProvider {
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
     private var lastDelivered: (fix: Fix, at: MonotonicTime)?
 
-    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `loadCache` reads what was saved before (at the first start), and `saveCache` keeps it durably.
+    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `loadCache` reads
+    /// what was saved before (at the first start), and `saveCache` keeps it durably; `network`, when given, says
+    /// when the machine joins a network.
     public init(
         scanner: any AccessPointScanner, transport: any HTTPTransport, url: String,
         loadCache: @escaping @BusActor () -> PositionCache,
-        saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?,
+        saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?, network: NetworkChanges?,
         clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
         self.scanner = scanner
@@ -83,6 +88,7 @@ public final class WiFiProvider: LocationProvider {
         self.loadCache = loadCache
         self.saveCache = saveCache
         self.submitter = submitter
+        self.network = network
         self.clock = clock
         self.timers = timers
         self.logger = logger
@@ -94,6 +100,7 @@ public final class WiFiProvider: LocationProvider {
             )
             self.onAvailabilityChanged?()
         }
+        network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
     }
 
     public var availableLevel: AccuracyLevel {
@@ -124,6 +131,7 @@ public final class WiFiProvider: LocationProvider {
             cacheLoaded = true
         }
         started = true
+        network?.follow()
         // A fresh start compares its first scan with nothing: a place that was known when it last ran, and whose
         // cache entry has aged out since, is asked again.
         throttle.reset()
@@ -215,8 +223,23 @@ public final class WiFiProvider: LocationProvider {
         // The cache knew the previous scan and not this one (its entry aged out, or the scans differ only below
         // the cache's anchors): the throttle's reference is that cache answer, so it must not hold the lookup back.
         if knewScan { throttle.reset() }
+        lookUpIfDue(usable, now: now)
+    }
+
+    private func lookUpIfDue(_ usable: [AccessPoint], now: MonotonicTime) {
         guard !lookupInFlight, backoff.allowsAttempt(now: now), throttle.needsLookup(usable, now: now) else { return }
         lookUp(usable)
+    }
+
+    /// Ends a transient backoff and, while running and online, asks at once about the current scan if it is still
+    /// unlocated and recent (within two street-level intervals); otherwise the next scan asks.
+    private func networkChanged(isOnline: Bool) {
+        backoff.networkChanged()
+        let now = clock.monotonicNow
+        guard started, isOnline, !currentScanKnown, let scan = lastScan,
+            scan.usable.count >= AccessPointSelection.minimumForQuery, now - scan.at <= Self.streetScanInterval * 2
+        else { return }
+        lookUpIfDue(scan.usable, now: now)
     }
 
     private func lookUp(_ usable: [AccessPoint]) {
