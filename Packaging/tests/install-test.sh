@@ -181,6 +181,13 @@ grep -A2 'STRING "Longitude"' /tmp/monitor.txt | grep -q 'DOUBLE 13.3777;' || fa
 echo "busctl monitor: the Location's Latitude 52.5163 and Longitude 13.3777 sent to the CLI"
 out=$(as_nobody busctl --system call $GC $MP $MI CreateClient) || fail "CreateClient as nobody: $out"
 echo "CreateClient as nobody: $out"
+# A watching client starts the network providers, which follow the kernel's routes through the unit's sandbox.
+timeout 10 whereabouts watch --count 1 >/dev/null || fail "whereabouts watch"
+for _ in $(seq 50); do journalctl -b -u $UNIT --no-pager -o cat | grep -qE '^network: (online|offline)' && break; sleep 0.1; done
+journalctl -b -u $UNIT --no-pager -o cat | grep -E '^network: (online|offline)' \
+    || { journalctl -b -u $UNIT --no-pager -o cat | tail -n 30
+         fail "the daemon did not read the routing table (does the unit refuse AF_NETLINK?)"; }
+journalctl -b -u $UNIT --no-pager -o cat | grep 'network changes are not followed' && fail "the routes are not followed"
 
 step "polkit decides for other users"
 pkaction --action-id io.github.whereabouts1.location-when-in-use | head -n 1 || fail "polkit does not know our actions"
