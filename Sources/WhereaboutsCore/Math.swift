@@ -15,3 +15,11 @@
 @inline(__always) func arcsine(_ value: Double) -> Double { asin(value) }
 
 @inline(__always) func floorOf(_ value: Double) -> Double { floor(value) }
+
+@inline(__always) func sine(_ angle: Double) -> Double { sin(angle) }
+
+@inline(__always) func exponential(_ value: Double) -> Double { exp(value) }
+
+@inline(__always) func exponentialMinusOne(_ value: Double) -> Double { expm1(value) }
+
+@inline(__always) func naturalLogarithm(_ value: Double) -> Double { log(value) }
