@@ -204,6 +204,7 @@ extension GeoClueService {
                     logger.notice("grants: the decision of user \(target) about '\(app)' was revoked")
                     _ = await write?.ended()
                 }
+                regions.revoked(RegionOwner(user: target, app: app))
                 call.reply()
                 await recheck(uid: target, app: app)
             } catch {

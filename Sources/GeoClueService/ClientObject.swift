@@ -144,6 +144,10 @@ final class ClientObject: ExportedObject {
         case "RequestLocation": return try requestLocation(call)
         case "RequestAuthorisation": return try requestAuthorisation(call)
         case "CheckAuthorisation": return try checkAuthorisation(call)
+        case "AddRegion": return try addRegion(call)
+        case "RemoveRegion": return try removeRegion(call)
+        case "ListRegions": return try listRegions(call)
+        case "PendingRegionEvents": return try pendingRegionEvents(call)
         default:
             agentAllowance = nil
             apply(.stop)

@@ -66,6 +66,9 @@ public final class GeoClueService {
     private var providersLevel: AccuracyLevel = .none
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
+    /// The regions the apps watch.
+    private(set) lazy var regions = RegionWatch(service: self, file: regionFile)
+    private let regionFile: RegionStoreFile?
     /// The calls held unanswered, counted against ``heldCallLimits``.
     private var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
 
@@ -89,13 +92,13 @@ public final class GeoClueService {
 
     /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
-    /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch and
-    /// `staticLocationFile` the location `SetStaticLocation` set.
+    /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
+    /// `staticLocationFile` the location `SetStaticLocation` set and `regionFile` the regions the apps watch.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
-        staticLocationFile: StaticLocationOverrideFile? = nil
+        staticLocationFile: StaticLocationOverrideFile? = nil, regionFile: RegionStoreFile? = nil
     ) {
         self.connection = connection
         self.configuration = configuration
@@ -111,6 +114,7 @@ public final class GeoClueService {
         self.grantFile = grantFile
         self.servicesSwitch = servicesSwitch
         self.staticLocationFile = staticLocationFile
+        self.regionFile = regionFile
         staticLocation = staticLocationFile?.load(now: clock.wallNow) { logger.error($0) }
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
         if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
@@ -172,6 +176,7 @@ public final class GeoClueService {
         guard reply == .primaryOwner || reply == .alreadyOwner else {
             throw .failed("\(GeoClue.busName) is already owned by another process")
         }
+        regions.start()
     }
 
     /// Refuses an `Introspect` from `sender` beyond its user's rate (``introspections``).
@@ -189,6 +194,7 @@ public final class GeoClueService {
     public func deliver(_ fix: Fix) {
         lastFix = fix
         for client in clients.all where client.isServing { client.offer(fix) }
+        regions.observe(fix)
     }
 
     /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes;
@@ -202,6 +208,7 @@ public final class GeoClueService {
         activity.inOneUpdate {
             for client in clients.all { client.providersAvailabilityChanged(level != .none, reason: reason) }
         }
+        if level == .none { regions.undecidable() }
     }
 
     func emitAvailableLevel() {
@@ -226,6 +233,7 @@ public final class GeoClueService {
             path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
             changed: ["LocationServicesEnabled": .boolean(enabled)])
         if providersLevel != .none { emitAvailableLevel() }
+        regions.updateDemand()
         activity.inOneUpdate {
             for client in clients.all {
                 if enabled {
@@ -240,6 +248,11 @@ public final class GeoClueService {
     // MARK: Clients
 
     func client(_ id: UInt32) -> ClientObject? { clients[id] }
+
+    /// The clients of `app` run by `uid`, whose connections hear of the app's regions.
+    func clients(of app: String, uid: UInt32) -> [ClientObject] {
+        clients.all.filter { $0.desktopId == app && peers.knownUser(of: $0.owner) == uid }
+    }
 
     /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, run by the Unix user `uid`; never
     /// waits for an agent.
@@ -391,6 +404,8 @@ public final class GeoClueService {
         switch name {
         case "LocationServicesEnabled": return .boolean(servicesEnabled)
         case "Simulating": return .boolean(simulation != nil)
+        case "RegionLevel": return .uint32(activity.regionDemand?.rawValue ?? 0)
+        case "WatchedRegions": return .uint32(UInt32(clamping: regions.monitor.count))
         default:
             let rows = (providerStatus?() ?? []).map { row in
                 DBusValue.structure([

@@ -91,6 +91,8 @@ enum Whereabouts {
             PropertyDescription("Providers", "a(subba{sv})", .read),
             PropertyDescription("ActiveApps", "as", .read),
             PropertyDescription("Simulating", "b", .read),
+            PropertyDescription("RegionLevel", "u", .read),
+            PropertyDescription("WatchedRegions", "u", .read),
         ],
         signals: [SignalDescription("SimulationEnded", arguments: [Argument("reason", "s")])])
 
@@ -104,6 +106,16 @@ enum Whereabouts {
                 "RequestAuthorisation", inputs: [Argument("grant", "s"), Argument("options", "a{sv}")],
                 outputs: [Argument("status", "s")]),
             MethodDescription("CheckAuthorisation", outputs: [Argument("status", "s")]),
+            MethodDescription(
+                "AddRegion",
+                inputs: [
+                    Argument("id", "s"), Argument("latitude", "d"), Argument("longitude", "d"), Argument("radius", "d"),
+                    Argument("options", "a{sv}"),
+                ],
+                outputs: [Argument("watched_radius", "d")]),
+            MethodDescription("RemoveRegion", inputs: [Argument("id", "s")]),
+            MethodDescription("ListRegions", outputs: [Argument("regions", "a(sddda{sv})")]),
+            MethodDescription("PendingRegionEvents", outputs: [Argument("events", "a(sstddd)")]),
         ],
         properties: [
             PropertyDescription("AuthorisationStatus", "s", .read),
@@ -117,6 +129,13 @@ enum Whereabouts {
         signals: [
             SignalDescription("AvailabilityChanged", arguments: [Argument("available", "b"), Argument("reason", "s")]),
             SignalDescription("UpdatesTimedOut"),
+            SignalDescription(
+                "RegionChanged",
+                arguments: [
+                    Argument("id", "s"), Argument("state", "s"), Argument("timestamp", "t"), Argument("latitude", "d"),
+                    Argument("longitude", "d"), Argument("accuracy", "d"),
+                ]),
+            SignalDescription("RegionsRemoved", arguments: [Argument("ids", "as"), Argument("reason", "s")]),
         ])
 
     /// `io.github.whereabouts1.Location`.

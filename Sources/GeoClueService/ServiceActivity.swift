@@ -20,8 +20,13 @@ final class ServiceActivity {
     /// Nesting of ``inOneUpdate(_:)``, and whether the activity changed inside it.
     private var updateDepth = 0
     private var changedMeanwhile = false
-    /// Called with the highest level any client needing fixes is served at, or nil when none needs any.
+    /// Called with the highest level any client needing fixes is served at, or the watched regions need (nil when
+    /// nothing needs any).
     var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// The level the watched regions need to be decided (``RegionWatch``), nil when none is watched.
+    var regionDemand: AccuracyLevel? {
+        didSet { if regionDemand != oldValue { changed() } }
+    }
 
     init(connection: Connection) { self.connection = connection }
 
@@ -88,7 +93,7 @@ final class ServiceActivity {
                 path: GeoClue.managerPath, interface: Whereabouts.managerInterface,
                 changed: ["ActiveApps": .strings(apps)], destination: reader)
         }
-        let level = tally.demand
+        let level = [tally.demand, regionDemand].compactMap { $0 }.max()
         if level != demand {
             demand = level
             onDemandChanged?(level)

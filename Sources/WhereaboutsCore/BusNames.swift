@@ -24,6 +24,7 @@ public enum BusNames {
             public static let locationUnavailable = "io.github.whereabouts1.Error.LocationUnavailable"
             public static let permissionDenied = "io.github.whereabouts1.Error.PermissionDenied"
             public static let servicesDisabled = "io.github.whereabouts1.Error.ServicesDisabled"
+            public static let limitsExceeded = "io.github.whereabouts1.Error.LimitsExceeded"
         }
     }
 }

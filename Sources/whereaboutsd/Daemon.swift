@@ -55,12 +55,17 @@ enum Daemon {
         }
         let grantFile = GrantFile(path: authorisation.grantsPath)
         Shutdown.flushBeforeExit { grantFile.flush() }
+        let regionFile = RegionStoreFile(besideGrantsAt: authorisation.grantsPath) { failure in
+            logger.error("regions: cannot save: \(failure)")
+        }
+        Shutdown.flushBeforeExit { regionFile.flush() }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, timers: EventLoop.main, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthority() : nil,
             grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
-            staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath))
+            staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath),
+            regionFile: regionFile)
         let network = NetworkPositioning.makeProviders(
             configuration, connection: connection, clock: clock, logger: logger)
         let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers

@@ -51,6 +51,15 @@ final class InProcessService {
         }
     }
 
+    /// Waits until `condition` holds, for at most 10 s (what it waits for crosses the bus, which takes real time).
+    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("timed out waiting for \(what)") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
     func stop() {
         connection.close()
         bus.stop()
