@@ -267,17 +267,28 @@ public final class LocationManager {
 
     // MARK: Plumbing
 
-    private func makeClient(accuracy: Accuracy) async throws(LocationError) -> ObjectPath {
+    func makeClient(accuracy: Accuracy) async throws(LocationError) -> ObjectPath {
+        let client = try await createClient()
+        try await configure(client, accuracy: accuracy)
+        return client
+    }
+
+    /// A new client object (`CreateClient`), not yet the app's: ``configure(_:accuracy:)`` names the app.
+    func createClient() async throws(LocationError) -> ObjectPath {
         guard let client = try await call(Self.managerPath, Self.geoClueManager, "CreateClient").first?.objectPath
         else {
             throw .other(name: "", message: "CreateClient returned no path")
         }
-        try await set(client, Self.geoClueClient, "DesktopId", .string(desktopId))
-        try await set(client, Self.geoClueClient, "RequestedAccuracyLevel", .uint32(accuracy.rawValue))
         return client
     }
 
-    private func deleteClient(_ client: ObjectPath) {
+    /// Makes `client` the app's (`DesktopId`) and sets the accuracy level it asks for.
+    func configure(_ client: ObjectPath, accuracy: Accuracy) async throws(LocationError) {
+        try await set(client, Self.geoClueClient, "DesktopId", .string(desktopId))
+        try await set(client, Self.geoClueClient, "RequestedAccuracyLevel", .uint32(accuracy.rawValue))
+    }
+
+    func deleteClient(_ client: ObjectPath) {
         guard connection.isConnected,
             let message = try? Message.methodCall(
                 destination: Self.service, path: Self.managerPath, interface: Self.geoClueManager,
@@ -314,7 +325,7 @@ public final class LocationManager {
     }
 
     /// Ends a stream: its subscriptions go, and so does its client.
-    private func end(_ client: ObjectPath, _ subscriptions: [SignalSubscription]) {
+    func end(_ client: ObjectPath, _ subscriptions: [SignalSubscription]) {
         for subscription in subscriptions { connection.unsubscribe(subscription) }
         deleteClient(client)
     }
@@ -322,7 +333,7 @@ public final class LocationManager {
     /// Produces a sequence with `work`, one task that runs until the sequence ends and then lets go of what it
     /// holds; an error it throws ends the sequence. The manager keeps the task, for ``endStreams()`` and for the
     /// bus going away.
-    private func produce<Element>(
+    func produce<Element>(
         _ continuation: AsyncThrowingStream<Element, any Error>.Continuation,
         _ work: @escaping @BusActor () async throws(LocationError) -> Void
     ) {
@@ -369,7 +380,7 @@ public final class LocationManager {
     /// How long a call that may prompt the user waits for the answer: a little longer than the service waits.
     static let promptTimeout: Duration = .seconds(310)
 
-    private func call(
+    func call(
         _ path: ObjectPath, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
         timeout: Duration = .seconds(25), interactive: Bool = false
     ) async throws(LocationError) -> [DBusValue] {
@@ -424,6 +435,8 @@ extension LocationError {
         case BusNames.Whereabouts.Error.timeout: self = .timeout
         case BusNames.Whereabouts.Error.locationUnavailable: self = .locationUnavailable
         case BusNames.Whereabouts.Error.servicesDisabled: self = .servicesDisabled
+        case BusNames.Whereabouts.Error.limitsExceeded: self = .limitsExceeded
+        case DBusError.Name.invalidArgs: self = .invalidArgument(error.message)
         case BusNames.Whereabouts.Error.permissionDenied, DBusError.Name.accessDenied:
             self = .permissionDenied(error.message)
         case DBusError.Name.serviceUnknown, DBusError.Name.nameHasNoOwner, DBusError.Name.disconnected,

@@ -6,6 +6,7 @@ import Whereabouts
 struct Command: Sendable {
     enum Verb: Sendable {
         case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation
+        case regionAdd, regionList, regionRemove, regionWatch
     }
 
     var verb: Verb
@@ -34,6 +35,10 @@ struct Command: Sendable {
     var coordinates: (latitude: Double, longitude: Double)?
     var altitude = 0.0
     var locationAccuracy = 100.0
+    /// `region add ID LATITUDE LONGITUDE RADIUS`, with its options.
+    var region: Region?
+    /// `region remove ID`.
+    var regionId: String?
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
@@ -47,6 +52,11 @@ struct Command: Sendable {
                whereabouts replay FILE [--speed FACTOR] [--loop]
                whereabouts set-location LATITUDE LONGITUDE [--altitude METRES] [--radius METRES]
                whereabouts clear-location
+               whereabouts region add ID LATITUDE LONGITUDE RADIUS [--dwell SECONDS] [--expires UNIX_SECONDS]
+                              [--no-entry] [--no-exit] [--desktop-id ID]
+               whereabouts region list [--json] [--desktop-id ID]
+               whereabouts region remove ID [--desktop-id ID]
+               whereabouts region watch [--json] [--desktop-id ID]
 
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
@@ -65,24 +75,36 @@ struct Command: Sendable {
         set-location  serve this location (degrees; --radius: its accuracy, default 100 m) from the static
                  source for everyone, in the place of the configured file, until clear-location; both need the
                  management authorisation
+        region   geofencing for the app (--desktop-id), which needs its "always" authorisation: add watches the
+                 circle of RADIUS metres around LATITUDE LONGITUDE as ID (replacing the app's region ID) and
+                 prints the radius watched (at least 100 m); --dwell also reports staying inside that long,
+                 --expires removes it at that time, --no-entry and --no-exit leave out entering and leaving;
+                 list prints the app's regions (ID, state, centre, radius, since, and the options given);
+                 remove stops watching ID; watch prints the changes kept while no client of the app ran, then
+                 each as it comes (ID, state, time, position, pending), until interrupted
 
         OPTIONS: --accuracy country|city|neighborhood|street|exact (or 1, 4, 5, 6, 8; default exact)
                  --low-power (no satellite receivers)  --desktop-id ID (default whereabouts-cli)
                  --json (one object per fix in the position format: latitude, longitude, altitude,
                  horizontalAccuracy, verticalAccuracy, course, speed, timestamp in ms, magneticHeading,
-                 trueHeading, headingAccuracy; unknown values are null)
+                 trueHeading, headingAccuracy; unknown values are null; region list: id, state, latitude,
+                 longitude, radius, since in ms, notifyOnEntry, notifyOnExit, dwell in s, expires in Unix
+                 seconds; region watch: id, state, timestamp in ms, latitude, longitude, accuracy, pending, or
+                 for a region the service removed id, state "removed" and reason)
 
         The service is reached on the system bus, or on the bus DBUS_SYSTEM_BUS_ADDRESS names.
 
-        Exit status: 0 success; 1 the service failed or is absent; 2 bad usage; 3 no fix in time;
-        4 permission denied (for authorise: the app is not authorised); 5 location services disabled or no
-        location available.
+        Exit status: 0 success; 1 the service failed, refused the request or is absent; 2 bad usage; 3 no fix
+        in time; 4 permission denied (for authorise: the app is not authorised); 5 location services disabled
+        or no location available.
 
         """
 
     static func parseOrExit(_ arguments: [String]) -> Command {
         guard let first = arguments.first else { fail("a command is needed") }
         var command: Command
+        /// The words after the command that are not options.
+        var positional = 0
         switch first {
         case "locate": command = Command(verb: .locate)
         case "watch": command = Command(verb: .watch)
@@ -94,16 +116,19 @@ struct Command: Sendable {
             command = Command(verb: .revoke)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("revoke needs an app id") }
             command.app = arguments[1]
+            positional = 1
         case "replay":
             command = Command(verb: .replay)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("replay needs a track file") }
             command.file = arguments[1]
+            positional = 1
         case "set-location":
             command = Command(verb: .setLocation)
             guard arguments.count > 2, let latitude = Double(arguments[1]), let longitude = Double(arguments[2]) else {
                 fail("set-location needs a latitude and a longitude in degrees")
             }
             command.coordinates = (latitude, longitude)
+            positional = 2
         case "clear-location": command = Command(verb: .clearLocation)
         case "services":
             command = Command(verb: .services)
@@ -113,15 +138,15 @@ struct Command: Sendable {
                 case "off": command.switchTo = false
                 default: fail("services takes on or off, not '\(arguments[1])'")
                 }
+                positional = 1
             }
+        case "region":
+            (command, positional) = region(Array(arguments.dropFirst()))
         case "--help", "-h", "help":
             print(usage, terminator: "")
             exit(0)
         default: fail("unknown command '\(first)'")
         }
-        let positional =
-            command.coordinates != nil
-            ? 2 : command.app != nil || command.switchTo != nil || command.file != nil ? 1 : 0
         var remaining = arguments.dropFirst(1 + positional)
         while let option = remaining.popFirst() {
             func value() -> String {
@@ -152,10 +177,49 @@ struct Command: Sendable {
                 }
                 command.altitude = metres
             case "--radius": command.locationAccuracy = seconds(option, value(), allowZero: true)
+            case "--dwell":
+                command.region?.dwell = .seconds(min(seconds(option, value(), allowZero: false), Double(UInt32.max)))
+            case "--expires":
+                let text = value()
+                guard let seconds = Int64(text), seconds > 0, seconds <= Int64.max / 1000 else {
+                    fail("--expires needs a time in Unix seconds, not '\(text)'")
+                }
+                command.region?.expires = seconds * 1000
+            case "--no-entry": command.region?.notifyOnEntry = false
+            case "--no-exit": command.region?.notifyOnExit = false
             default: fail("unknown option '\(option)'")
             }
         }
         return command
+    }
+
+    /// `region SUBCOMMAND …`: the command, and how many words after `region` are not options.
+    private static func region(_ arguments: [String]) -> (Command, Int) {
+        switch arguments.first {
+        case "add":
+            guard arguments.count > 4, !arguments[1].hasPrefix("-") else {
+                fail("region add needs an id, a latitude, a longitude and a radius")
+            }
+            func number(_ text: String, _ name: String) -> Double {
+                guard let value = Double(text), value.isFinite else { fail("region add needs \(name), not '\(text)'") }
+                return value
+            }
+            var command = Command(verb: .regionAdd)
+            command.region = Region(
+                id: arguments[1], latitude: number(arguments[2], "a latitude in degrees"),
+                longitude: number(arguments[3], "a longitude in degrees"),
+                radius: number(arguments[4], "a radius in metres"))
+            return (command, 5)
+        case "remove":
+            guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("region remove needs an id") }
+            var command = Command(verb: .regionRemove)
+            command.regionId = arguments[1]
+            return (command, 2)
+        case "list": return (Command(verb: .regionList), 1)
+        case "watch": return (Command(verb: .regionWatch), 1)
+        case let other?: fail("region takes add, list, remove or watch, not '\(other)'")
+        case nil: fail("region needs add, list, remove or watch")
+        }
     }
 
     private static func level(_ text: String) -> Accuracy {
@@ -251,6 +315,25 @@ struct Command: Sendable {
                             always ? .always : .whenInUse, approximate: approximate)
                     print(status.rawValue)
                     exit(status == .authorisedAlways || status == .authorisedWhenInUse ? 0 : 4)
+                case .regionAdd:
+                    print(try await manager.addRegion(region!))
+                case .regionRemove:
+                    try await manager.removeRegion(regionId!)
+                case .regionList:
+                    for status in try await manager.regions() {
+                        print(json ? Format.json(status) : Format.line(status))
+                    }
+                case .regionWatch:
+                    do {
+                        for try await notice in manager.regionEvents() {
+                            for line in json ? Format.json(notice) : Format.lines(notice) { print(line) }
+                            fflush(stdout)
+                        }
+                    } catch let error as LocationError {
+                        finish(error)
+                    } catch {
+                        finish(.other(name: "", message: "\(error)"))
+                    }
                 case .watch:
                     let configuration = MonitoringConfiguration(
                         accuracy: accuracy, highAccuracy: highAccuracy, minimumUpdateDistance: distance)

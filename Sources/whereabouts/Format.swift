@@ -18,19 +18,114 @@ enum Format {
 
     /// One JSON object in the position format, unknown values as null.
     static func json(_ position: Position) -> String {
-        func number(_ value: Double?) -> String {
-            guard let value, value.isFinite else { return "null" }
-            return "\(value)"
-        }
-        let fields: [(String, String)] = [
+        object([
             ("latitude", number(position.latitude)), ("longitude", number(position.longitude)),
             ("altitude", number(position.altitude)), ("horizontalAccuracy", number(position.horizontalAccuracy)),
             ("verticalAccuracy", number(position.verticalAccuracy)), ("course", number(position.course)),
             ("speed", number(position.speed)), ("timestamp", "\(position.timestamp)"),
             ("magneticHeading", number(position.magneticHeading)), ("trueHeading", number(position.trueHeading)),
             ("headingAccuracy", number(position.headingAccuracy)),
+        ])
+    }
+
+    /// One `region list` line: id, state, centre, watched radius, then the time of the deciding fix when there is
+    /// one and the options that are not the defaults, separated by tabs.
+    static func line(_ status: RegionStatus) -> String {
+        let region = status.region
+        var fields = [
+            region.id, status.state.rawValue, "\(fixed(region.latitude, 6)), \(fixed(region.longitude, 6))",
+            "\(fixed(region.radius, 1)) m",
         ]
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        if let since = status.since { fields.append("since \(isoTime(milliseconds: since))") }
+        if !region.notifyOnEntry { fields.append("no entry") }
+        if !region.notifyOnExit { fields.append("no exit") }
+        if let dwell = region.dwell { fields.append("dwell \(dwell.components.seconds) s") }
+        if let expires = region.expires { fields.append("expires \(isoTime(milliseconds: expires))") }
+        return fields.joined(separator: "\t")
+    }
+
+    /// One `region list --json` object: times of fixes in milliseconds, dwell in seconds and the expiry in Unix
+    /// seconds (as `region add` takes them), null when not set.
+    static func json(_ status: RegionStatus) -> String {
+        let region = status.region
+        return object([
+            ("id", string(region.id)), ("state", string(status.state.rawValue)),
+            ("latitude", number(region.latitude)), ("longitude", number(region.longitude)),
+            ("radius", number(region.radius)), ("since", status.since.map { "\($0)" } ?? "null"),
+            ("notifyOnEntry", "\(region.notifyOnEntry)"), ("notifyOnExit", "\(region.notifyOnExit)"),
+            ("dwell", region.dwell.map { "\($0.components.seconds)" } ?? "null"),
+            ("expires", region.expires.map { "\($0 / 1000)" } ?? "null"),
+        ])
+    }
+
+    /// The `region watch` lines of a notice: for a change the id, state, time, position with its accuracy (`-`
+    /// when there is none) and `pending` for a kept one; for a removal one line per id: id, `removed`, reason.
+    /// Fields are separated by tabs.
+    static func lines(_ notice: RegionNotice) -> [String] {
+        switch notice {
+        case .changed(let event):
+            var fields = [event.id, event.state.rawValue, isoTime(milliseconds: event.timestamp)]
+            if event.latitude.isFinite && event.longitude.isFinite {
+                let accuracy = event.accuracy.isFinite ? " ±\(fixed(event.accuracy, 1)) m" : ""
+                fields.append("\(fixed(event.latitude, 6)), \(fixed(event.longitude, 6))\(accuracy)")
+            } else {
+                fields.append("-")
+            }
+            if event.wasPending { fields.append("pending") }
+            return [fields.joined(separator: "\t")]
+        case .removed(let ids, let reason):
+            return ids.map { "\($0)\tremoved\t\(reason)" }
+        }
+    }
+
+    /// The `region watch --json` objects of a notice: for a change id, state, timestamp (ms), latitude,
+    /// longitude, accuracy (null when unknown) and pending; for a removal one per id: id, state `removed`, reason.
+    static func json(_ notice: RegionNotice) -> [String] {
+        switch notice {
+        case .changed(let event):
+            return [
+                object([
+                    ("id", string(event.id)), ("state", string(event.state.rawValue)),
+                    ("timestamp", "\(event.timestamp)"), ("latitude", number(event.latitude)),
+                    ("longitude", number(event.longitude)), ("accuracy", number(event.accuracy)),
+                    ("pending", "\(event.wasPending)"),
+                ])
+            ]
+        case .removed(let ids, let reason):
+            return ids.map {
+                object([("id", string($0)), ("state", string("removed")), ("reason", string(reason))])
+            }
+        }
+    }
+
+    /// A JSON object of these keys and already encoded values, in this order.
+    static func object(_ fields: [(String, String)]) -> String {
+        "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON number, or null for an unknown or non-finite value.
+    static func number(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "null" }
+        return "\(value)"
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped.
+    static func string(_ text: String) -> String {
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\r": escaped += "\\r"
+            case "\t": escaped += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
     }
 
     /// The `status` report.
@@ -86,6 +181,12 @@ enum Format {
         guard digits > 0 else { return "\(sign)\(whole)" }
         let padded = String(repeating: "0", count: max(0, digits - String(fraction).count)) + String(fraction)
         return "\(sign)\(whole).\(padded)"
+    }
+
+    /// RFC 3339 UTC with milliseconds, from milliseconds since the epoch (clamped to 146 000 years either side).
+    static func isoTime(milliseconds: Int64) -> String {
+        let limit = Int64.max / 2000
+        return isoTime(min(max(milliseconds, -limit), limit) * 1000)
     }
 
     /// RFC 3339 UTC with milliseconds, from microseconds since the epoch.
