@@ -61,6 +61,12 @@ public struct RegionStatus: Sendable, Equatable {
     public var state: RegionState
     /// Milliseconds since the Unix epoch of the fix that decided ``state``; nil before any.
     public var since: Int64?
+
+    public init(region: Region, state: RegionState, since: Int64? = nil) {
+        self.region = region
+        self.state = state
+        self.since = since
+    }
 }
 
 /// A change of a region's state (`io.github.whereabouts1.Client.RegionChanged`, or one of
