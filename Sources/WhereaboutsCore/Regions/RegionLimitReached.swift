@@ -3,6 +3,9 @@ public struct RegionLimitReached: Error, Sendable, Equatable, CustomStringConver
     /// Whose regions are full.
     public var owner: RegionOwner
 
+    /// Makes the error for `owner`.
+    public init(owner: RegionOwner) { self.owner = owner }
+
     /// A sentence for the error's message.
     public var description: String {
         "app \(owner.app) already has \(Region.limitPerOwner) regions for user \(owner.user), the most it may have"
