@@ -508,6 +508,10 @@ public struct ServiceStatus: Sendable {
     public var activeApps: [String]
     /// False for a plain GeoClue.
     public var isWhereabouts: Bool
+    /// `RegionLevel`: the accuracy level the watched regions ask of the providers (0: no region is watched).
+    public var regionLevel: UInt32 = 0
+    /// `WatchedRegions`: how many regions the service watches, of every app and user.
+    public var watchedRegions: UInt32 = 0
 }
 
 extension LocationManager {
@@ -522,6 +526,8 @@ extension LocationManager {
         status.isWhereabouts = true
         status.servicesEnabled = ours["LocationServicesEnabled"]?.bool ?? true
         status.activeApps = ours["ActiveApps"]?.elements?.compactMap(\.string) ?? []
+        status.regionLevel = ours["RegionLevel"]?.uint32 ?? 0
+        status.watchedRegions = ours["WatchedRegions"]?.uint32 ?? 0
         status.providers = (ours["Providers"]?.elements ?? []).compactMap { row in
             guard let fields = row.fields, fields.count == 5, let kind = fields[0].string, let level = fields[1].uint32,
                 let available = fields[2].bool, let running = fields[3].bool, let details = fields[4].stringKeyedEntries

@@ -141,7 +141,16 @@ enum Format {
         }
         text +=
             "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
+        if status.isWhereabouts { text += regionLine(status) }
         return text
+    }
+
+    /// What the watched regions cost: how many, the level they ask for and the providers that level starts.
+    static func regionLine(_ status: ServiceStatus) -> String {
+        guard status.watchedRegions > 0 else { return "regions: none watched\n" }
+        let started = status.providers.filter { $0.level <= status.regionLevel }.map(\.kind)
+        return "regions: \(status.watchedRegions) watched, asking for level \(status.regionLevel)"
+            + " (providers: \(started.isEmpty ? "none" : started.joined(separator: ", ")))\n"
     }
 
     /// The network providers' lines: backend, why unavailable, what was sent and the last lookup.

@@ -1,0 +1,184 @@
+import DBus
+import Foundation
+import Loop
+import TestSupport
+import Testing
+
+/// Geofencing end to end: the daemon as a child process on a private bus, moved by a replayed track and by
+/// `whereabouts set-location`, its regions read back through the bus, the library's CLI and the file it keeps.
+@Suite("Regions watched by the service, end to end")
+struct RegionTests {
+    static let ours = "io.github.whereabouts1.Client"
+    static let app = "org.example.Maps"
+    /// The static source's place (48.8584, 2.2945).
+    static let home: [DBusValue] = [.double(48.8584), .double(2.2945)]
+
+    /// Runs the CLI with `arguments` off the bus thread, which keeps serving the test's clients meanwhile.
+    @concurrent
+    static func cli(_ harness: DaemonHarness, _ arguments: [String]) async throws -> CommandResult {
+        try Unprivileged.run(
+            [try ProjectPaths.product("whereabouts").path] + arguments, asUser: nil,
+            environment: harness.bus.environment, in: harness.directory)
+    }
+
+    /// Waits up to 20 s for `whereabouts region list --json` of ``app`` to contain `text`.
+    static func waitForListing(_ harness: DaemonHarness, containing text: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        var listing = ""
+        while ContinuousClock.now < deadline {
+            listing = try await cli(harness, ["region", "list", "--json", "--desktop-id", app]).output
+            if listing.contains(text) { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestEnvironmentError("no \(text) in the listing: \(listing)\n\(harness.daemonLog)")
+    }
+
+    /// The daemon with the static source, and `files` beside it.
+    static func harness(files: [String: String] = [:]) throws -> DaemonHarness {
+        let harness = try DaemonHarness(
+            config: staticConfig, files: ["geolocation": staticFile].merging(files) { $1 })
+        try harness.startDaemon()
+        return harness
+    }
+
+    /// A client of ``app`` on its own connection.
+    @BusActor
+    static func appClient(_ harness: DaemonHarness) async throws -> (GeoClueTestClient, ObjectPath) {
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        let client = try await app.getClient()
+        try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string(Self.app))
+        return (app, client)
+    }
+
+    /// The states `RegionChanged` reported for `id` on `app`'s connection, in order.
+    @BusActor
+    static func states(_ app: GeoClueTestClient, _ id: String) -> [String] {
+        app.signals.filter { $0.member == "RegionChanged" }.map { $0.arguments() }
+            .filter { $0.first?.string == id }.compactMap { $0[1].string }
+    }
+
+    @Test @BusActor func aReplayedTrackEntersAndLeavesARegion() async throws {
+        let harness = try Self.harness(files: ["track.nmea": nmeaTrack(count: 60)])
+        defer { harness.stop() }
+        let (app, client) = try await Self.appClient(harness)
+        defer { Task { @BusActor in app.close() } }
+        // 300 m east of the track's start, which goes east 10 m a second for a minute.
+        let east: Double = 11.0 + 300 / (111_320 * cos(48 * Double.pi / 180))
+        let reply = try await app.call(
+            client, Self.ours, "AddRegion",
+            [.string("crossing"), .double(48), .double(east), .double(100), .vardict([:])])
+        #expect(reply == [.double(100)])
+        let played = try await Self.cli(harness, ["replay", harness.file("track.nmea").path, "--speed", "10"])
+        #expect(played.status == 0, "\(played.output)\n\(harness.daemonLog)")
+        try await app.waitFor("the track to enter and leave") {
+            Self.states(app, "crossing").suffix(2) == ["inside", "outside"]
+        }
+        // Decided first from the static source (far away) or the track's start: outside, then in, then out.
+        #expect(Self.states(app, "crossing") == ["outside", "inside", "outside"], "\(harness.daemonLog)")
+    }
+
+    @Test func regionsOutliveTheirClientsAndTheDaemonAndWhatHappenedMeanwhileIsPending() async throws {
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        let added = try await Self.cli(
+            harness, ["region", "add", "home", "48.8584", "2.2945", "300", "--desktop-id", Self.app])
+        #expect(added.status == 0 && added.output.contains("300"), "\(added.output)")
+        // Watched with no client at all: the regions ask for the providers, which decide it.
+        try await Self.waitForListing(harness, containing: #""state":"inside""#)
+        let status = try await Self.cli(harness, ["status"])
+        #expect(
+            status.output.contains("regions: 1 watched, asking for level 6 (providers: static)"), "\(status.output)")
+        let moved = try await Self.cli(harness, ["set-location", "52.52", "13.405"])
+        #expect(moved.status == 0, "\(moved.output)")
+        try await Self.waitForListing(harness, containing: #""state":"outside""#)
+        harness.daemon?.stop()
+        try harness.startDaemon()
+        let (app, client) = try await Self.appClient(harness)
+        defer { Task { @BusActor in app.close() } }
+        let pending = try await app.call(client, Self.ours, "PendingRegionEvents")
+        // The entry is pending too unless the CLI's client was still there to hear it.
+        let states = pending.first?.elements?.compactMap { $0.fields?[1].string } ?? []
+        #expect(states == ["inside", "outside"] || states == ["outside"], "\(pending)")
+        let listed = try await app.call(client, Self.ours, "ListRegions")
+        let row = try #require(listed.first?.elements?.first?.fields)
+        #expect(row[0] == .string("home") && row[3] == .double(300))
+        #expect(row[4].stringKeyedEntries?["state"]?.unwrapped == .string("outside"))
+        // Another app of the same user sees none of them.
+        try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string("org.example.Other"))
+        #expect(try await app.call(client, Self.ours, "ListRegions") == [.array(element: "(sddda{sv})", [])])
+    }
+
+    @Test @BusActor func revokingTheGrantRemovesTheAppsRegions() async throws {
+        let grants = "# whereabouts grants 1\n0\t\(Self.app)\talways\tprecise\n"
+        let harness = try Self.harness(files: ["grants": grants])
+        defer { harness.stop() }
+        let (app, client) = try await Self.appClient(harness)
+        defer { Task { @BusActor in app.close() } }
+        _ = try await app.call(
+            client, Self.ours, "AddRegion", [.string("home")] + Self.home + [.double(50), .vardict([:])])
+        _ = try await app.call(
+            GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "RevokeGrant",
+            [.uint32(0), .string(Self.app)])
+        try await app.waitFor("RegionsRemoved") {
+            app.signals.contains {
+                $0.member == "RegionsRemoved"
+                    && $0.arguments() == [.strings(["home"]), .string("authorisation-revoked")]
+            }
+        }
+        #expect(try await app.call(client, Self.ours, "ListRegions") == [.array(element: "(sddda{sv})", [])])
+    }
+
+    @Test func badArgumentsAreRefusedWithTheirNamesAndTheLimitHolds() async throws {
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        let (app, client) = try await Self.appClient(harness)
+        defer { Task { @BusActor in app.close() } }
+        func add(
+            _ id: String, _ latitude: Double, _ longitude: Double, _ radius: Double, _ options: [String: DBusValue]
+        )
+            async throws
+        {
+            _ = try await app.call(
+                client, Self.ours, "AddRegion",
+                [.string(id), .double(latitude), .double(longitude), .double(radius), .vardict(options)])
+        }
+        let invalid = "org.freedesktop.DBus.Error.InvalidArgs"
+        await expectDBusError(invalid, containing: "latitude") { try await add("a", 91, 0, 100, [:]) }
+        await expectDBusError(invalid, containing: "longitude") { try await add("a", 0, -181, 100, [:]) }
+        await expectDBusError(invalid, containing: "radius") { try await add("a", 0, 0, 0, [:]) }
+        await expectDBusError(invalid, containing: "radius") { try await add("a", 0, 0, 100_001, [:]) }
+        await expectDBusError(invalid, containing: "id") { try await add("", 0, 0, 100, [:]) }
+        await expectDBusError(invalid, containing: "id") {
+            try await add(String(repeating: "x", count: 256), 0, 0, 100, [:])
+        }
+        await expectDBusError(invalid, containing: "colour") {
+            try await add("a", 0, 0, 100, ["colour": .string("red")])
+        }
+        await expectDBusError(invalid, containing: "dwell") { try await add("a", 0, 0, 100, ["dwell": .string("1")]) }
+        await expectDBusError(invalid, containing: "expires") { try await add("a", 0, 0, 100, ["expires": .uint64(1)]) }
+        await expectDBusError(invalid, containing: "id") {
+            _ = try await app.call(client, Self.ours, "RemoveRegion", [.string("never-added")])
+        }
+        for number in 0..<1000 { try await add("r\(number)", 10, 10, 100, [:]) }
+        await expectDBusError("io.github.whereabouts1.Error.LimitsExceeded") {
+            try await add("r1000", 10, 10, 100, [:])
+        }
+        // Replacing one of the thousand is not one more.
+        try await add("r0", 11, 11, 200, [:])
+        // An app the configuration refuses may not watch.
+        try await app.set(client, GeoClueTestClient.clientInterface, "DesktopId", .string("denied-app"))
+        await expectDBusError("io.github.whereabouts1.Error.PermissionDenied") { try await add("a", 0, 0, 100, [:]) }
+        #expect(harness.daemon?.isRunning == true)
+    }
+
+    @Test func aCorruptRegionsFileIsMovedAside() async throws {
+        let harness = try Self.harness(files: ["regions": "# whereabouts regions 1\nthis is not a region\n"])
+        defer { harness.stop() }
+        let (app, client) = try await Self.appClient(harness)
+        defer { Task { @BusActor in app.close() } }
+        #expect(try await app.call(client, Self.ours, "ListRegions") == [.array(element: "(sddda{sv})", [])])
+        #expect(harness.daemonLog.contains("regions"), "\(harness.daemonLog)")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: harness.directory.path)
+        #expect(entries.contains { $0.hasPrefix("regions.") && $0 != "regions" }, "\(entries)")
+    }
+}
