@@ -126,6 +126,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("ichnaea", ["WhereaboutsCore"]),
     ("position-cache", ["WhereaboutsCore"]),
     ("routes", ["WhereaboutsCore"]),
+    ("regions", ["WhereaboutsCore"]),
 ]
 package.targets.append(
     .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))

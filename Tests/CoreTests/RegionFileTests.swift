@@ -86,8 +86,11 @@ struct RegionFileTests {
 
     @Test func expiredRegionsAreLeftOut() throws {
         var monitor = RegionMonitor()
-        try monitor.add(try F.region("soon", options: ["expires": .uint64(UInt64(F.wall(10).seconds))]), for: F.maps, now: F.wall())
-        try monitor.add(try F.region("later", options: ["expires": .uint64(UInt64(F.wall(20).seconds))]), for: F.maps, now: F.wall())
+        try monitor.add(
+            try F.region("soon", options: ["expires": .uint64(UInt64(F.wall(10).seconds))]), for: F.maps, now: F.wall())
+        try monitor.add(
+            try F.region("later", options: ["expires": .uint64(UInt64(F.wall(20).seconds))]), for: F.maps, now: F.wall()
+        )
         let read = try RegionFile.parse(RegionFile.serialize(monitor), now: F.wall(10))
         #expect(read.records(of: F.maps).map(\.region.id) == ["later"])
     }
@@ -102,33 +105,37 @@ struct RegionFileTests {
         ([RegionFile.header] + lines).joined(separator: "\n") + "\n"
     }
 
-    @Test(arguments: [
-        ("", 1, RegionFileProblem.missingHeader),
-        ("# whereabouts grants 1\n", 1, .missingHeader),
-        ("# whereabouts regions 2\n", 1, .unsupportedVersion("2")),
-        (file(inside, "", event), 3, .emptyLine),
-        (file("zone\t1"), 2, .unknownLineKind("zone")),
-        (file(inside + "\t"), 2, .fieldCount(found: 19, expected: 18)),
-        (file(event + "\t1"), 2, .fieldCount(found: 11, expected: 10)),
-        (file(inside.replacingFirst("1000", "-1")), 2, .invalidField(name: "user", value: "-1")),
-        (file(inside.replacingFirst("1000", "4294967296")), 2, .invalidField(name: "user", value: "4294967296")),
-        (file(inside.replacingFirst("Maps", "Ma\\ps")), 2, .invalidField(name: "app", value: "org.example.Ma\\ps")),
-        (file(inside.replacingFirst("home", "home\\")), 2, .invalidField(name: "id", value: "home\\")),
-        (file(inside.replacingFirst("48.5", "nan")), 2, .invalidField(name: "latitude", value: "nan")),
-        (file(inside.replacingFirst("11.25", "0x1p3")), 2, .invalidField(name: "longitude", value: "0x1p3")),
-        (file(inside.replacingFirst("150.0", "1e999")), 2, .invalidField(name: "radius", value: "1e999")),
-        (file(inside.replacingFirst("true", "yes")), 2, .invalidField(name: "notify-entry", value: "yes")),
-        (file(inside.replacingFirst("\t600", "\t+600")), 2, .invalidField(name: "dwell", value: "+600")),
-        (file(inside.replacingFirst("\t600", "\t4294967296")), 2, .invalidField(name: "dwell", value: "4294967296")),
-        (file(inside.replacingFirst("\t0\t", "\t-\t")), 2, .invalidField(name: "expires", value: "-")),
-        (file(inside.replacingFirst("1700000000000000", "17e14")), 2, .invalidField(name: "added", value: "17e14")),
-        (file(inside.replacingFirst("inside", "in")), 2, .invalidField(name: "phase", value: "in")),
-        (file(inside.replacingFirst("inside\ttrue", "inside\t1")), 2, .invalidField(name: "decided", value: "1")),
-        (file(inside.replacingFirst("\t20.0", "\t-")), 2, .invalidField(name: "fix accuracy", value: "-")),
-        (file(inside.replacingFirst("1700000030000000", "x")), 2, .invalidField(name: "fix time", value: "x")),
-        (file(event.replacingFirst("inside", "entered")), 2, .invalidField(name: "state", value: "entered")),
-        (file(event.replacingFirst("1700000030000000", "")), 2, .invalidField(name: "timestamp", value: "")),
-    ] as [(String, Int, RegionFileProblem)])
+    @Test(
+        arguments: [
+            ("", 1, RegionFileProblem.missingHeader),
+            ("# whereabouts grants 1\n", 1, .missingHeader),
+            ("# whereabouts regions 2\n", 1, .unsupportedVersion("2")),
+            (file(inside, "", event), 3, .emptyLine),
+            (file("zone\t1"), 2, .unknownLineKind("zone")),
+            (file(inside + "\t"), 2, .fieldCount(found: 19, expected: 18)),
+            (file(event + "\t1"), 2, .fieldCount(found: 11, expected: 10)),
+            (file(inside.replacingFirst("1000", "-1")), 2, .invalidField(name: "user", value: "-1")),
+            (file(inside.replacingFirst("1000", "4294967296")), 2, .invalidField(name: "user", value: "4294967296")),
+            (file(inside.replacingFirst("Maps", "Ma\\ps")), 2, .invalidField(name: "app", value: "org.example.Ma\\ps")),
+            (file(inside.replacingFirst("home", "home\\")), 2, .invalidField(name: "id", value: "home\\")),
+            (file(inside.replacingFirst("48.5", "nan")), 2, .invalidField(name: "latitude", value: "nan")),
+            (file(inside.replacingFirst("11.25", "0x1p3")), 2, .invalidField(name: "longitude", value: "0x1p3")),
+            (file(inside.replacingFirst("150.0", "1e999")), 2, .invalidField(name: "radius", value: "1e999")),
+            (file(inside.replacingFirst("true", "yes")), 2, .invalidField(name: "notify-entry", value: "yes")),
+            (file(inside.replacingFirst("\t600", "\t+600")), 2, .invalidField(name: "dwell", value: "+600")),
+            (
+                file(inside.replacingFirst("\t600", "\t4294967296")), 2,
+                .invalidField(name: "dwell", value: "4294967296")
+            ),
+            (file(inside.replacingFirst("\t0\t", "\t-\t")), 2, .invalidField(name: "expires", value: "-")),
+            (file(inside.replacingFirst("1700000000000000", "17e14")), 2, .invalidField(name: "added", value: "17e14")),
+            (file(inside.replacingFirst("inside", "in")), 2, .invalidField(name: "phase", value: "in")),
+            (file(inside.replacingFirst("inside\ttrue", "inside\t1")), 2, .invalidField(name: "decided", value: "1")),
+            (file(inside.replacingFirst("\t20.0", "\t-")), 2, .invalidField(name: "fix accuracy", value: "-")),
+            (file(inside.replacingFirst("1700000030000000", "x")), 2, .invalidField(name: "fix time", value: "x")),
+            (file(event.replacingFirst("inside", "entered")), 2, .invalidField(name: "state", value: "entered")),
+            (file(event.replacingFirst("1700000030000000", "")), 2, .invalidField(name: "timestamp", value: "")),
+        ] as [(String, Int, RegionFileProblem)])
     func aBadFieldRefusesTheFile(text: String, line: Int, problem: RegionFileProblem) {
         let error = fileError(text)
         #expect(error?.line == line)

@@ -103,7 +103,9 @@ struct RegionIndexTests {
         #expect(changes > 1000)
         for owner in owners {
             let states = monitor.records(of: owner).map { "\($0.region.id) \($0.state)" }
-            let expected = (reference.regions[owner] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.state)" }
+            let expected = (reference.regions[owner] ?? [:]).sorted { $0.key < $1.key }.map {
+                "\($0.key) \($0.value.state)"
+            }
             #expect(states == expected)
         }
     }
@@ -128,7 +130,8 @@ struct RegionIndexTests {
         try monitor.add(region, for: F.maps, now: F.wall())
         for (step, longitude) in [-180.0, -90, 0, 90, 135, 180].enumerated() {
             let far = RegionFix(latitude: 89.9, longitude: longitude, accuracy: 10, timestamp: F.wall(Double(2 * step)))
-            let near = RegionFix(latitude: 90, longitude: longitude, accuracy: 10, timestamp: F.wall(Double(2 * step + 1)))
+            let near = RegionFix(
+                latitude: 90, longitude: longitude, accuracy: 10, timestamp: F.wall(Double(2 * step + 1)))
             #expect(monitor.observe(far, coarsened: nil, approximate: F.precise).map(\.state) == [.outside])
             #expect(monitor.observe(near, coarsened: nil, approximate: F.precise).map(\.state) == [.inside])
         }

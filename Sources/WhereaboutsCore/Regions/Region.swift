@@ -23,14 +23,6 @@ public struct Region: Sendable, Equatable {
     public private(set) var radius: Double
     /// What to report and for how long to watch.
     public private(set) var options: RegionOptions
-
-    init(id: String, latitude: Double, longitude: Double, radius: Double, options: RegionOptions) {
-        self.id = id
-        self.latitude = latitude
-        self.longitude = longitude
-        self.radius = radius
-        self.options = options
-    }
 }
 
 /// What a region reports and until when it is watched (AddRegion's options).

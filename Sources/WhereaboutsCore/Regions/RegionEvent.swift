@@ -16,14 +16,6 @@ public struct RegionEvent: Sendable, Equatable {
     /// When the state changed: the deciding fix's timestamp, or the time at which the dwell time or the undecided
     /// timeout ran out, or the time the regions became undecidable.
     public var timestamp: WallTime
-
-    init(owner: RegionOwner, id: String, state: RegionState, fix: RegionFix?, timestamp: WallTime) {
-        self.owner = owner
-        self.id = id
-        self.state = state
-        self.fix = fix
-        self.timestamp = timestamp
-    }
 }
 
 /// Regions the service stopped watching by itself: a RegionsRemoved signal.

@@ -230,7 +230,8 @@ public enum RegionFile {
         let fix = RegionFix(
             latitude: try decimal(fields[start], "fix latitude"),
             longitude: try decimal(fields[start + 1], "fix longitude"),
-            accuracy: try decimal(fields[start + 2], "fix accuracy"), timestamp: try time(fields[start + 3], "fix time"))
+            accuracy: try decimal(fields[start + 2], "fix accuracy"), timestamp: try time(fields[start + 3], "fix time")
+        )
         guard fix.isValid else { throw .inconsistentState("the fix is out of range") }
         return fix
     }
