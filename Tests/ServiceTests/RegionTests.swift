@@ -108,6 +108,32 @@ struct RegionTests {
         #expect(try await app.call(client, Self.ours, "ListRegions") == [.array(element: "(sddda{sv})", [])])
     }
 
+    @Test func theCLIWatchesARegionAsItChanges() async throws {
+        let harness = try Self.harness()
+        defer { harness.stop() }
+        let added = try await Self.cli(
+            harness, ["region", "add", "home", "48.8584", "2.2945", "300", "--desktop-id", Self.app])
+        #expect(added.status == 0, "\(added.output)")
+        let watcher = try Unprivileged.spawn(
+            [try ProjectPaths.product("whereabouts").path, "region", "watch", "--json", "--desktop-id", Self.app],
+            asUser: nil, environment: harness.bus.environment, in: harness.directory)
+        defer { watcher.stop(grace: 1) }
+        // The machine goes away and back until the watcher, whenever it began to listen, has printed both.
+        let deadline = ContinuousClock.now + .seconds(30)
+        var away = false
+        while !(watcher.log.contains(#""state":"outside""#) && watcher.log.contains(#""state":"inside""#)) {
+            guard ContinuousClock.now < deadline, watcher.isRunning else {
+                throw TestEnvironmentError("region watch printed: \(watcher.log)\n\(harness.daemonLog)")
+            }
+            away.toggle()
+            let place = away ? ["52.52", "13.405"] : ["48.8584", "2.2945"]
+            #expect(try await Self.cli(harness, ["set-location"] + place).status == 0)
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        let outside = watcher.log.split(separator: "\n").first { $0.contains(#""state":"outside""#) }
+        #expect(outside?.contains(#""id":"home""#) == true && outside?.contains(#""latitude":52.52"#) == true)
+    }
+
     @Test @BusActor func revokingTheGrantRemovesTheAppsRegions() async throws {
         let grants = "# whereabouts grants 1\n0\t\(Self.app)\talways\tprecise\n"
         let harness = try Self.harness(files: ["grants": grants])
