@@ -118,8 +118,9 @@ struct RegionTests {
             [try ProjectPaths.product("whereabouts").path, "region", "watch", "--json", "--desktop-id", Self.app],
             asUser: nil, environment: harness.bus.environment, in: harness.directory)
         defer { watcher.stop(grace: 1) }
-        // The machine goes away and back until the watcher, whenever it began to listen, has printed both.
-        let deadline = ContinuousClock.now + .seconds(30)
+        // The machine goes away and back, each move seen through by the service before the next, until the
+        // watcher, whenever it began to listen, has printed both.
+        let deadline = ContinuousClock.now + .seconds(60)
         var away = false
         while !(watcher.log.contains(#""state":"outside""#) && watcher.log.contains(#""state":"inside""#)) {
             guard ContinuousClock.now < deadline, watcher.isRunning else {
@@ -128,7 +129,8 @@ struct RegionTests {
             away.toggle()
             let place = away ? ["52.52", "13.405"] : ["48.8584", "2.2945"]
             #expect(try await Self.cli(harness, ["set-location"] + place).status == 0)
-            try await Task.sleep(for: .milliseconds(500))
+            try await Self.waitForListing(harness, containing: away ? #""state":"outside""# : #""state":"inside""#)
+            try await Task.sleep(for: .milliseconds(200))
         }
         let outside = watcher.log.split(separator: "\n").first { $0.contains(#""state":"outside""#) }
         #expect(outside?.contains(#""id":"home""#) == true && outside?.contains(#""latitude":52.52"#) == true)
