@@ -131,6 +131,14 @@ struct RegionTransitionTests {
         #expect(regions.states() == ["home": .inside])
     }
 
+    @Test func aFixAtTheEndOfTimeDoesNotOverflowTheDwellDeadline() throws {
+        var regions = try monitor(try F.region(options: ["dwell": .uint32(300)]))
+        let last = RegionFix(
+            latitude: F.latitude, longitude: F.longitude, accuracy: 5, timestamp: WallTime(microseconds: .max))
+        #expect(regions.observe(last).map(\.state) == [.inside])
+        #expect(regions.nextDeadline == WallTime(microseconds: .max))
+    }
+
     @Test func anInvalidFixIsIgnored() throws {
         var regions = try monitor(try F.region())
         let fixes = [

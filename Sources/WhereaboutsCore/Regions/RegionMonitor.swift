@@ -91,13 +91,8 @@ public struct RegionMonitor: Sendable {
         var events: [RegionEvent] = []
         for number in candidates {
             guard var watch = watches[number] else { continue }
-            let approximateOwner =
-                isApproximate[watch.owner]
-                ?? {
-                    let answer = approximate(watch.owner)
-                    isApproximate[watch.owner] = answer
-                    return answer
-                }()
+            let approximateOwner = isApproximate[watch.owner] ?? approximate(watch.owner)
+            isApproximate[watch.owner] = approximateOwner
             guard let deciding = approximateOwner ? coarse : precise else { continue }
             let before = watch.phase
             let event = watch.observe(deciding)

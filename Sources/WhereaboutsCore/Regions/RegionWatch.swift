@@ -46,11 +46,13 @@ struct RegionWatch: Sendable, Equatable {
     /// When the region becomes dwelling without a fix: inside with a dwell time, that long after the entry fix.
     var dwellDeadline: WallTime? {
         guard phase == .inside, let dwell = region.options.dwell, let fix else { return nil }
-        return fix.timestamp.advanced(by: dwell)
+        return fix.timestamp.saturatingAdvanced(by: dwell)
     }
 
     /// When an undecided region becomes unknown.
-    var undecidedDeadline: WallTime? { phase == .undecided ? added.advanced(by: RegionRule.undecidedTimeout) : nil }
+    var undecidedDeadline: WallTime? {
+        phase == .undecided ? added.saturatingAdvanced(by: RegionRule.undecidedTimeout) : nil
+    }
 
     /// Applies `fix` (a valid one); returns the event to report, if any.
     mutating func observe(_ fix: RegionFix) -> RegionEvent? {
@@ -111,5 +113,14 @@ struct RegionWatch: Sendable, Equatable {
 
     private func event(_ state: RegionState, at time: WallTime) -> RegionEvent {
         RegionEvent(owner: owner, id: region.id, state: state, fix: state == .unknown ? nil : fix, timestamp: time)
+    }
+}
+
+extension WallTime {
+    /// This time moved by `duration`, stopping at the ends of the range rather than overflowing: a fix's
+    /// timestamp is whatever its provider said.
+    fileprivate func saturatingAdvanced(by duration: Duration) -> WallTime {
+        let (sum, overflow) = microseconds.addingReportingOverflow(duration.wholeMicroseconds)
+        return overflow ? WallTime(microseconds: duration > .zero ? .max : .min) : WallTime(microseconds: sum)
     }
 }
