@@ -152,7 +152,7 @@ final class RegionWatch {
         if let deadline { service.timers.cancelTimer(deadline.timer) }
         deadline = nil
         guard let next else { return }
-        let timer = service.timers.scheduleOnBus(after: next.since(service.clock.wallNow)) { [weak self] in
+        let timer = service.timers.scheduleOnBus(after: max(.zero, next.since(service.clock.wallNow))) { [weak self] in
             guard let self else { return }
             self.deadline = nil
             self.timePassed()
