@@ -77,6 +77,46 @@ struct RegionTests {
         #expect(Self.states(app, "crossing") == ["outside", "inside", "outside"], "\(harness.daemonLog)")
     }
 
+    /// A track at 1 fix a second through `points` (metres east of 48°N 11°E, and the HDOP of the fix).
+    static func track(_ points: [(east: Double, hdop: Double)]) -> String {
+        var lines: [String] = []
+        for (index, point) in points.enumerated() {
+            let time = String(format: "1200%02d.00", index)
+            let minutes = point.east / (111_320 * cos(48 * Double.pi / 180)) * 60
+            let longitude = String(format: "011%07.4f", minutes)
+            let hdop = String(format: "%.1f", point.hdop)
+            lines.append(sentence("GPGGA,\(time),4800.0000,N,\(longitude),E,1,08,\(hdop),545.4,M,46.9,M,,"))
+            lines.append(sentence("GPRMC,\(time),A,4800.0000,N,\(longitude),E,0.0,0.0,150324,,,A"))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    @Test @BusActor func aTrackDwellsWalksTheBoundaryWithoutFlappingAndACoarseFixDecidesNothing() async throws {
+        // Three fixes at the centre, eight a metre either side of the boundary (8.8 m accurate: the probability of
+        // being inside stays between 0.3 and 0.7), two far away but 970 m coarse, more than twice the radius.
+        let points =
+            Array(repeating: (east: 0.0, hdop: 0.9), count: 3)
+            + (0..<8).map { (east: $0 % 2 == 0 ? 99.0 : 101.0, hdop: 0.9) }
+            + Array(repeating: (east: 5000.0, hdop: 99.0), count: 2)
+        let harness = try Self.harness(files: ["walk.nmea": Self.track(points)])
+        defer { harness.stop() }
+        let (app, client) = try await Self.appClient(harness)
+        defer { app.close() }
+        _ = try await app.call(
+            client, Self.ours, "AddRegion",
+            [.string("square"), .double(48), .double(11), .double(100), .vardict(["dwell": .uint32(3)])])
+        try await app.waitFor("the static source's fix, far away, to decide") {
+            Self.states(app, "square") == ["outside"]
+        }
+        let played = try await Self.cli(harness, ["replay", harness.file("walk.nmea").path])
+        #expect(played.status == 0, "\(played.output)")
+        try await app.waitFor("the entry and the dwell") { Self.states(app, "square").count >= 3 }
+        // After the track the static source serves again, far away: that one exit may follow, nothing else.
+        let states = Self.states(app, "square")
+        #expect(Array(states.prefix(3)) == ["outside", "inside", "dwelling"], "\(states)\n\(harness.daemonLog)")
+        #expect(states.count == 3 || states.dropFirst(3) == ["outside"], "\(states)")
+    }
+
     @Test func regionsOutliveTheirClientsAndTheDaemonAndWhatHappenedMeanwhileIsPending() async throws {
         let harness = try Self.harness()
         defer { harness.stop() }
