@@ -17,12 +17,15 @@ final class RegionWatch {
     private let file: RegionStoreFile?
     private(set) var monitor = RegionMonitor()
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
+    /// The monitor's ``RegionMonitor/revision`` last handed to the file.
+    private var savedRevision: UInt64 = 0
 
     /// The regions kept in `file`, watched for `service`.
     init(service: GeoClueService, file: RegionStoreFile?) {
         self.service = service
         self.file = file
         if let file { monitor = file.load(now: service.clock.wallNow) { service.logger.error($0) } }
+        savedRevision = monitor.revision
     }
 
     /// Starts the deadlines and the demand of the regions loaded.
@@ -63,7 +66,7 @@ final class RegionWatch {
     /// `PendingRegionEvents`: what happened while `owner` had no client, oldest first, forgotten once read.
     func takePending(for owner: RegionOwner) -> [RegionEvent] {
         let events = monitor.takePending(for: owner)
-        if !events.isEmpty { save() }
+        save()
         return events
     }
 
@@ -141,7 +144,7 @@ final class RegionWatch {
             service.logger.info("regions: \(removal.ids.count) of '\(removal.owner.app)' expired")
             announce(removal)
         }
-        if !events.isEmpty || !removals.isEmpty { save() }
+        save()
         armDeadline()
         if !removals.isEmpty { updateDemand() }
     }
@@ -173,7 +176,13 @@ final class RegionWatch {
         service.activity.regionDemand = [precise, approximate].compactMap { $0 }.max()
     }
 
-    private func save() { file?.save(monitor) }
+    /// Hands the regions to the file when something it keeps changed since the last time: a fix that moves no
+    /// region's state costs no write.
+    private func save() {
+        guard monitor.revision != savedRevision else { return }
+        savedRevision = monitor.revision
+        file?.save(monitor)
+    }
 }
 
 extension RegionEvent {

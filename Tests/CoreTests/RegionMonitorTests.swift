@@ -24,6 +24,23 @@ extension RegionMonitor {
 
 @Suite("Regions: entering, leaving and dwelling")
 struct RegionTransitionTests {
+    @Test func theRevisionGrowsOnlyWithWhatTheFileKeeps() throws {
+        var regions = try monitor(try F.region())
+        let added = regions.revision
+        _ = regions.observe(F.fix(north: 50, at: 10))
+        let entered = regions.revision
+        #expect(entered > added)
+        _ = regions.observe(F.fix(north: 0, at: 20))
+        _ = regions.observe(F.fix(north: 10, at: 30))
+        #expect(regions.revision == entered)
+        #expect(regions.takePending(for: F.maps).isEmpty && regions.revision == entered)
+        let event = regions.observe(F.fix(north: 1000, at: 40))
+        _ = regions.queue(event)
+        #expect(regions.revision > entered)
+        let queued = regions.revision
+        #expect(regions.takePending(for: F.maps).count == 1 && regions.revision > queued)
+    }
+
     @Test func aFixInsideEntersAndIsReported() throws {
         var regions = try monitor(try F.region())
         #expect(regions.records(of: F.maps).first?.state == .unknown)

@@ -28,6 +28,10 @@ public struct RegionMonitor: Sendable {
     private var lastNumber: UInt64 = 0
     /// Each owner's events not yet taken, oldest first.
     private(set) var pending: [RegionOwner: [RegionEvent]] = [:]
+    /// Grows with every change of what ``RegionFile`` keeps (a region added, removed or changing its state, a
+    /// pending event kept or taken), and only then: a fix that changes no state leaves it as it was, so the service
+    /// writes the file only when it has something new.
+    public private(set) var revision: UInt64 = 0
 
     /// No regions.
     public init() {}
@@ -151,6 +155,7 @@ public struct RegionMonitor: Sendable {
     /// Keeps `events` for their owners, who have no client now; returns how many older events were dropped to
     /// keep each owner at ``pendingLimit``.
     public mutating func queue(_ events: [RegionEvent]) -> Int {
+        if !events.isEmpty { revision &+= 1 }
         var dropped = 0
         for event in events {
             pending[event.owner, default: []].append(event)
@@ -165,7 +170,9 @@ public struct RegionMonitor: Sendable {
 
     /// The events kept for `owner`, oldest first; they are forgotten.
     public mutating func takePending(for owner: RegionOwner) -> [RegionEvent] {
-        pending.removeValue(forKey: owner) ?? []
+        guard let events = pending.removeValue(forKey: owner) else { return [] }
+        revision &+= 1
+        return events
     }
 
     // MARK: - Restoring
@@ -195,6 +202,7 @@ public struct RegionMonitor: Sendable {
     // MARK: - Bookkeeping
 
     private mutating func insert(_ watch: RegionWatch) {
+        revision &+= 1
         lastNumber += 1
         let number = lastNumber
         watches[number] = watch
@@ -208,6 +216,7 @@ public struct RegionMonitor: Sendable {
 
     private mutating func removeWatch(_ number: UInt64) {
         guard let watch = watches.removeValue(forKey: number) else { return }
+        revision &+= 1
         numbers[watch.owner]?[watch.region.id] = nil
         if numbers[watch.owner]?.isEmpty == true { numbers[watch.owner] = nil }
         notOutside.remove(number)
@@ -222,6 +231,7 @@ public struct RegionMonitor: Sendable {
     /// Stores a watch whose phase changed, keeping the set of regions not outside and the deadlines (the expiry
     /// never changes).
     private mutating func update(_ number: UInt64, _ watch: RegionWatch) {
+        revision &+= 1
         watches[number] = watch
         if watch.phase == .outside { notOutside.remove(number) } else { notOutside.insert(number) }
         schedule([.dwell, .undecided], of: number, watch)
