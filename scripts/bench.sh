@@ -3,7 +3,9 @@
 # the release products, runs wbbench for the gpsd path (whereaboutsd only), wbnet for network positioning (both
 # services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
 # with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
-# Last, wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
+# Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
+# Last, wbload --regions: whereaboutsd's CPU per fix with 10,000 regions against none, and memory per region
+# (regions.txt).
 # BENCH_SOAK_SECONDS (600) sets the length of the 1 fix/s soak with 1000 clients; a shorter one gives a quick run.
 # Not a test: figures for the README.
 set -euo pipefail
@@ -33,3 +35,5 @@ echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-60
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"
 echo "bench: what one user's attacks do to another user's GetClient (wbload --attacks)..." >&2
 "$bin/wbload" --attacks 20 --output "$out" >&2
+echo "bench: geofencing, CPU per fix with 10,000 regions and memory per region (wbload --regions)..." >&2
+"$bin/wbload" --regions --output "$out" >&2

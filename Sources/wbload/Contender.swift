@@ -13,8 +13,8 @@ enum ServiceKind: String, CaseIterable, Sendable {
 
 /// One service on the bench bus, which polkitd serves with the package's policy (``BenchBus``), reading one
 /// receiver at 1 fix/s from an NMEA socket (whereaboutsd's `[network-nmea] nmea-socket=`, GeoClue's
-/// `--nmea-socket`), with the app ``desktopId`` allowed as a system component in its configuration. whereaboutsd
-/// asks polkit, as installed; GeoClue 2.6 has no polkit check.
+/// `--nmea-socket`), with the app ``desktopId`` (whereaboutsd: and any other apps given) allowed as a system
+/// component in its configuration. whereaboutsd asks polkit, as installed; GeoClue 2.6 has no polkit check.
 final class Contender: @unchecked Sendable {
     /// The app the load clients claim to be.
     static let desktopId = "bench-app"
@@ -26,7 +26,7 @@ final class Contender: @unchecked Sendable {
     private let geoClue: GeoClueHarness?
     private(set) var process: ChildProcess?
 
-    init(_ kind: ServiceKind, on bus: PrivateBus) throws {
+    init(_ kind: ServiceKind, on bus: PrivateBus, apps: [String] = [Contender.desktopId]) throws {
         self.kind = kind
         self.bus = bus
         switch kind {
@@ -35,6 +35,7 @@ final class Contender: @unchecked Sendable {
             directory = bus.directory.appendingPathComponent("whereabouts-\(UUID().uuidString.prefix(8))")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             feeder = try NMEASocketFeeder(path: directory.appendingPathComponent("nmea.sock").path)
+            let entries = apps.map { "[\($0)]\nallowed=true\nsystem=true\nusers=\n\n" }.joined()
             let config = """
                 [network-nmea]
                 enable=true
@@ -43,12 +44,7 @@ final class Contender: @unchecked Sendable {
                 [agent]
                 whitelist=\(GeoClueHarness.agentId)
 
-                [\(Contender.desktopId)]
-                allowed=true
-                system=true
-                users=
-
-                [authorisation]
+                \(entries)[authorisation]
                 polkit=true
                 grants=\(directory.path)/grants
 

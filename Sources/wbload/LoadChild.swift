@@ -22,10 +22,12 @@ final class LoadChild {
     private var groups: [Int: [LoadClient]] = [:]
     private var nextGroup = 0
     private var agent: GeoClueTestAgent?
+    private let regionApps: RegionApps
 
     init(address: String, pooledConnections: Int) throws(DBusError) {
         self.address = address
         pool = try LoadPool(address: address, connections: pooledConnections)
+        regionApps = RegionApps(address: address)
     }
 
     /// Runs the commands until `quit` or the end of standard input.
@@ -41,6 +43,7 @@ final class LoadChild {
             }
         }
         agent?.close()
+        regionApps.close()
         pool.close()
     }
 
@@ -79,6 +82,8 @@ final class LoadChild {
             return "ok"
         case ("updates", 0):
             return "updates \(updates)"
+        case ("regions", _):
+            return try await regionApps.perform(arguments)
         default:
             throw TestEnvironmentError("unknown command: \(command) \(arguments)")
         }

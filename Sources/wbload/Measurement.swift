@@ -17,11 +17,18 @@ struct Options: Sendable {
     /// With `--attacks`, only the attacks run (``Attack``), each this long.
     var attacks = false
     var attackSeconds = 20
+    /// With `--regions`, only the regions bench runs (``measureRegions(on:_:)``), measuring this many fixes.
+    var regions = false
+    var fixes = 2000
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--regions" {
+                options.regions = true
+                continue
+            }
             guard let text = rest.popFirst() else { usage() }
             switch flag {
             case "--soak-seconds": options.soakSeconds = number(text)
@@ -32,6 +39,7 @@ struct Options: Sendable {
             case "--load-processes": options.loadProcesses = number(text)
             case "--output": options.output = text
             case "--gpsd-report": options.gpsdReport = text
+            case "--fixes": options.fixes = number(text)
             case "--attacks":
                 options.attacks = true
                 options.attackSeconds = number(text)
@@ -54,7 +62,8 @@ struct Options: Sendable {
             "usage: wbload [--soak-seconds N (600)] [--startup-runs N (10)] [--clients N (1000)] [--churn N (10000)]"
                 + " [--connections N (50), for the pooled round] [--load-processes N (10)] [--output DIR (build/bench)]"
                 + " [--gpsd-report WBBENCH-OUTPUT]"
-                + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]")
+                + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]"
+                + " [--regions [--fixes N (2000)], alone: CPU per fix and memory per region with 10,000 regions]")
         exit(2)
     }
 }
@@ -135,8 +144,10 @@ struct CPUMeter: Sendable {
 @concurrent func stopService(_ contender: Contender) async { contender.stopService() }
 
 /// Makes a contender off the bus thread (its receiver's socket is set up by blocking calls).
-@concurrent func makeContender(_ kind: ServiceKind, on bus: PrivateBus) async throws -> Contender {
-    try Contender(kind, on: bus)
+@concurrent func makeContender(_ kind: ServiceKind, on bus: PrivateBus, apps: [String] = [Contender.desktopId])
+    async throws -> Contender
+{
+    try Contender(kind, on: bus, apps: apps)
 }
 
 func log(_ text: String) {

@@ -11,7 +11,9 @@
 // during a soak at 1 fix/s and memory growth over it. Prints a table with the ratios whereaboutsd/GeoClue against
 // the targets, and writes it with a JSON copy to the output folder. The load's, dbus-daemon's and polkitd's CPU
 // are printed next to the service's. `--attacks SECONDS` runs instead what one local user can keep doing to the
-// daemon (Tests/Servers/attack.py) with a probe user's GetClient timed during each (``Attack``).
+// daemon (Tests/Servers/attack.py) with a probe user's GetClient timed during each (``Attack``); `--regions`
+// what geofencing costs: CPU per fix with 10,000 regions over 10 apps against none, and memory per region
+// (``measureRegions(on:_:)``).
 import Foundation
 import Glibc
 import TestSupport
@@ -23,12 +25,10 @@ Task.detached {
         let bench = try BenchBus()
         defer { bench.stop() }
         if options.attacks {
-            let table = attackTable(try await measureAttacks(on: bench, options), options)
-            print(table, terminator: "")
-            try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
-            try table.write(toFile: options.output + "/attacks.txt", atomically: true, encoding: .utf8)
-            bench.stop()
-            exit(0)
+            try finish(attackTable(try await measureAttacks(on: bench, options), options), "attacks.txt", bench)
+        }
+        if options.regions {
+            try finish(regionTable(try await measureRegions(on: bench, options)), "regions.txt", bench)
         }
         var results: [ServiceKind: Figures] = [:]
         for kind in options.services { results[kind] = try await measure(kind, on: bench, options) }
@@ -42,3 +42,12 @@ Task.detached {
     }
 }
 while true { pause() }
+
+/// Prints the table of a round run alone, writes it to `file` in the output folder, and ends.
+func finish(_ table: String, _ file: String, _ bench: BenchBus) throws -> Never {
+    print(table, terminator: "")
+    try FileManager.default.createDirectory(atPath: options.output, withIntermediateDirectories: true)
+    try table.write(toFile: options.output + "/" + file, atomically: true, encoding: .utf8)
+    bench.stop()
+    exit(0)
+}
