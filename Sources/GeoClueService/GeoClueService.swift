@@ -249,6 +249,9 @@ public final class GeoClueService {
 
     func client(_ id: UInt32) -> ClientObject? { clients[id] }
 
+    /// Hands the regions' states not yet written to their file, for a process about to end.
+    public func saveRegionsNow() { regions.saveNow() }
+
     /// The clients of `app` run by `uid`, whose connections hear of the app's regions.
     func clients(of app: String, uid: UInt32) -> [ClientObject] {
         clients.all.filter { $0.desktopId == app && peers.knownUser(of: $0.owner) == uid }

@@ -9,13 +9,22 @@ import WhereaboutsStorage
 /// the undecided timeout, expiry) on the service's timers; the level it needs added to the providers' demand; the
 /// regions and pending events kept in a file beside the grants.
 ///
+/// **Writing.** What the apps did (a region added or removed, pending events kept or read, expiries) is handed to
+/// the file at once; states the fixes moved are written ``stateSaveDelay`` later, together, so that a drive
+/// through thousands of regions costs a write every few seconds, not one a fix (a crash loses at most that
+/// much of the states, which the next fix decides again).
+///
 /// An owner whose grant is approximate is decided on the fix coarsened to city level, as its clients would see it,
 /// and never asks for more than city level.
 @BusActor
 final class RegionWatch {
     private unowned let service: GeoClueService
     private let file: RegionStoreFile?
+    /// How long states moved by fixes wait to be written.
+    static let stateSaveDelay: Duration = .seconds(10)
+
     private(set) var monitor = RegionMonitor()
+    private var pendingSave: ScheduledTimer?
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
     /// The monitor's ``RegionMonitor/revision`` last handed to the file.
     private var savedRevision: UInt64 = 0
@@ -66,7 +75,7 @@ final class RegionWatch {
     /// `PendingRegionEvents`: what happened while `owner` had no client, oldest first, forgotten once read.
     func takePending(for owner: RegionOwner) -> [RegionEvent] {
         let events = monitor.takePending(for: owner)
-        save()
+        saveNow()
         return events
     }
 
@@ -87,14 +96,14 @@ final class RegionWatch {
         let precise = RegionFix(fix)
         let coarse = RegionFix(coarsen(fix, to: .city))
         report(monitor.observe(precise, coarsened: coarse, approximate: isApproximate))
-        changed()
+        changed(saving: .soon)
     }
 
     /// The providers can no longer deliver anything: every region's state becomes unknown.
     func undecidable() {
         guard monitor.count > 0 else { return }
         report(monitor.undecidable(now: service.clock.wallNow))
-        changed()
+        changed(saving: .soon)
     }
 
     // MARK: Telling the apps
@@ -130,9 +139,17 @@ final class RegionWatch {
 
     // MARK: Deadlines, demand, the file
 
+    /// When a change is written.
+    private enum Saving {
+        case now, soon
+    }
+
     /// After any change: the file, the next deadline, the demand.
-    private func changed() {
-        save()
+    private func changed(saving: Saving = .now) {
+        switch saving {
+        case .now: saveNow()
+        case .soon: saveSoon()
+        }
         armDeadline()
         updateDemand()
     }
@@ -144,7 +161,7 @@ final class RegionWatch {
             service.logger.info("regions: \(removal.ids.count) of '\(removal.owner.app)' expired")
             announce(removal)
         }
-        save()
+        saveNow()
         armDeadline()
         if !removals.isEmpty { updateDemand() }
     }
@@ -178,10 +195,22 @@ final class RegionWatch {
 
     /// Hands the regions to the file when something it keeps changed since the last time: a fix that moves no
     /// region's state costs no write.
-    private func save() {
+    func saveNow() {
+        if let pendingSave { service.timers.cancelTimer(pendingSave) }
+        pendingSave = nil
         guard monitor.revision != savedRevision else { return }
         savedRevision = monitor.revision
         file?.save(monitor)
+    }
+
+    /// Writes the regions ``stateSaveDelay`` from now, with whatever else changes meanwhile.
+    private func saveSoon() {
+        guard pendingSave == nil, monitor.revision != savedRevision else { return }
+        pendingSave = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
+            guard let self else { return }
+            self.pendingSave = nil
+            self.saveNow()
+        }
     }
 }
 

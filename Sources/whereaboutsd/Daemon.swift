@@ -58,7 +58,6 @@ enum Daemon {
         let regionFile = RegionStoreFile(besideGrantsAt: authorisation.grantsPath) { failure in
             logger.error("regions: cannot save: \(failure)")
         }
-        Shutdown.flushBeforeExit { regionFile.flush() }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, timers: EventLoop.main, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthority() : nil,
@@ -66,6 +65,10 @@ enum Daemon {
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath),
             regionFile: regionFile)
+        Shutdown.flushBeforeExit {
+            service.saveRegionsNow()
+            regionFile.flush()
+        }
         let network = NetworkPositioning.makeProviders(
             configuration, connection: connection, clock: clock, logger: logger)
         let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers

@@ -9,10 +9,10 @@ import Loop
 /// came back to its loop would leave the stop to systemd's SIGKILL after `TimeoutStopSec`, as for any daemon.
 enum Shutdown {
     /// Waits for the writes still pending; each bounds its own wait.
-    @BusActor private static var flushes: [@Sendable () -> Void] = []
+    @BusActor private static var flushes: [@BusActor () -> Void] = []
 
     /// Has `flush` called before the process ends.
-    @BusActor static func flushBeforeExit(_ flush: @escaping @Sendable () -> Void) { flushes.append(flush) }
+    @BusActor static func flushBeforeExit(_ flush: @escaping @BusActor () -> Void) { flushes.append(flush) }
 
     /// Ends the process with `status` once every pending write is done.
     @BusActor static func exit(_ status: Int32) -> Never {
