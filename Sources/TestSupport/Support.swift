@@ -90,3 +90,12 @@ extension URL {
         return self
     }
 }
+
+/// Runs `body`, which blocks (starting a daemon, waiting for a command), on a thread of its own and returns what it
+/// returns: a test that waits for it holds neither the bus thread nor one of the few threads Swift's tasks share, so
+/// the other tests running meanwhile go on.
+public func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () throws -> Value) async throws -> Value {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

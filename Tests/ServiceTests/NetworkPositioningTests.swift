@@ -502,9 +502,10 @@ struct NetworkPositioningTests {
     /// A laptop carried to another network (here its default route replaced, in a network namespace of the test's
     /// own): the IP position, which is the network's, is asked again at once, not at its half-hourly refresh.
     @Test func joiningAnotherNetworkAsksTheIPPositionAgainAtOnce() async throws {
-        let namespace = try NetworkNamespace()
+        // Made and changed on threads of their own: this suite runs on the bus thread, which must keep serving.
+        let namespace = try await onOwnThread { try NetworkNamespace() }
         defer { namespace.stop() }
-        try namespace.ip(["route", "add", "default", "via", "192.0.2.1"])
+        _ = try await onOwnThread { try namespace.ip(["route", "add", "default", "via", "192.0.2.1"]) }
         let rig = try await NetworkPositioningRig.make(ip: true, wifi: false, namespace: namespace)
         defer { rig.stop() }
         try await rig.launch()
@@ -517,7 +518,7 @@ struct NetworkPositioningTests {
             rig.harness.daemonLog.contains("network: online, default routes: IPv4 via 192.0.2.1")
         }
         try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
-        try namespace.ip(["route", "replace", "default", "via", "198.51.100.1"])
+        _ = try await onOwnThread { try namespace.ip(["route", "replace", "default", "via", "198.51.100.1"]) }
         let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
         #expect(
             abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5)

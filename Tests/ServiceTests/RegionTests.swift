@@ -6,19 +6,20 @@ import Testing
 
 /// Geofencing end to end: the daemon as a child process on a private bus, moved by a replayed track and by
 /// `whereabouts set-location`, its regions read back through the bus, the library's CLI and the file it keeps.
-@Suite("Regions watched by the service, end to end")
+@Suite("Regions watched by the service, end to end", .serialized)
 struct RegionTests {
     static let ours = "io.github.whereabouts1.Client"
     static let app = "org.example.Maps"
     /// The static source's place (48.8584, 2.2945).
     static let home: [DBusValue] = [.double(48.8584), .double(2.2945)]
 
-    /// Runs the CLI with `arguments` off the bus thread, which keeps serving the test's clients meanwhile.
-    @concurrent
+    /// Runs the CLI with `arguments` on a thread of its own.
     static func cli(_ harness: DaemonHarness, _ arguments: [String]) async throws -> CommandResult {
-        try Unprivileged.run(
-            [try ProjectPaths.product("whereabouts").path] + arguments, asUser: nil,
-            environment: harness.bus.environment, in: harness.directory)
+        try await onOwnThread {
+            try Unprivileged.run(
+                [try ProjectPaths.product("whereabouts").path] + arguments, asUser: nil,
+                environment: harness.bus.environment, in: harness.directory)
+        }
     }
 
     /// Waits up to 20 s for `whereabouts region list --json` of ``app`` to contain `text`.
@@ -33,12 +34,14 @@ struct RegionTests {
         throw TestEnvironmentError("no \(text) in the listing: \(listing)\n\(harness.daemonLog)")
     }
 
-    /// The daemon with the static source, and `files` beside it.
-    static func harness(files: [String: String] = [:]) throws -> DaemonHarness {
-        let harness = try DaemonHarness(
-            config: staticConfig, files: ["geolocation": staticFile].merging(files) { $1 })
-        try harness.startDaemon()
-        return harness
+    /// The daemon with the static source, and `files` beside it, started on a thread of its own.
+    static func harness(files: [String: String] = [:]) async throws -> DaemonHarness {
+        try await onOwnThread {
+            let harness = try DaemonHarness(
+                config: staticConfig, files: ["geolocation": staticFile].merging(files) { $1 })
+            try harness.startDaemon()
+            return harness
+        }
     }
 
     /// A client of ``app`` on its own connection.
@@ -79,7 +82,7 @@ struct RegionTests {
     }
 
     @Test func aReplayedTrackEntersAndLeavesARegion() async throws {
-        let harness = try Self.harness(files: ["track.nmea": nmeaTrack(count: 60)])
+        let harness = try await Self.harness(files: ["track.nmea": nmeaTrack(count: 60)])
         defer { harness.stop() }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
@@ -119,7 +122,7 @@ struct RegionTests {
             Array(repeating: (east: 0.0, hdop: 0.9), count: 3)
             + (0..<8).map { (east: $0 % 2 == 0 ? 99.0 : 101.0, hdop: 0.9) }
             + Array(repeating: (east: 5000.0, hdop: 99.0), count: 2)
-        let harness = try Self.harness(files: ["walk.nmea": Self.track(points)])
+        let harness = try await Self.harness(files: ["walk.nmea": Self.track(points)])
         defer { harness.stop() }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
@@ -142,7 +145,7 @@ struct RegionTests {
     }
 
     @Test func regionsOutliveTheirClientsAndTheDaemonAndWhatHappenedMeanwhileIsPending() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         defer { harness.stop() }
         let added = try await Self.cli(
             harness, ["region", "add", "home", "48.8584", "2.2945", "300", "--desktop-id", Self.app])
@@ -155,8 +158,10 @@ struct RegionTests {
         let moved = try await Self.cli(harness, ["set-location", "52.52", "13.405"])
         #expect(moved.status == 0, "\(moved.output)")
         try await Self.waitForListing(harness, containing: #""state":"outside""#)
-        harness.daemon?.stop()
-        try harness.startDaemon()
+        try await onOwnThread {
+            harness.daemon?.stop()
+            try harness.startDaemon()
+        }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
         let pending = try await app.call(client, Self.ours, "PendingRegionEvents")
@@ -173,7 +178,7 @@ struct RegionTests {
     }
 
     @Test func theCLIWatchesARegionAsItChanges() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         defer { harness.stop() }
         let added = try await Self.cli(
             harness, ["region", "add", "home", "48.8584", "2.2945", "300", "--desktop-id", Self.app])
@@ -202,7 +207,7 @@ struct RegionTests {
 
     @Test func revokingTheGrantRemovesTheAppsRegions() async throws {
         let grants = "# whereabouts grants 1\n0\t\(Self.app)\talways\tprecise\n"
-        let harness = try Self.harness(files: ["grants": grants])
+        let harness = try await Self.harness(files: ["grants": grants])
         defer { harness.stop() }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
@@ -221,7 +226,7 @@ struct RegionTests {
     }
 
     @Test func badArgumentsAreRefusedWithTheirNamesAndTheLimitHolds() async throws {
-        let harness = try Self.harness()
+        let harness = try await Self.harness()
         defer { harness.stop() }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
@@ -264,7 +269,7 @@ struct RegionTests {
     }
 
     @Test func aCorruptRegionsFileIsMovedAside() async throws {
-        let harness = try Self.harness(files: ["regions": "# whereabouts regions 1\nthis is not a region\n"])
+        let harness = try await Self.harness(files: ["regions": "# whereabouts regions 1\nthis is not a region\n"])
         defer { harness.stop() }
         let (app, client) = try await Self.appClient(harness)
         defer { Task { @BusActor in app.close() } }
