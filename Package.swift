@@ -127,6 +127,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("position-cache", ["WhereaboutsCore"]),
     ("routes", ["WhereaboutsCore"]),
     ("regions", ["WhereaboutsCore"]),
+    ("identity", ["WhereaboutsCore"]),
 ]
 package.targets.append(
     .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))
