@@ -11,17 +11,23 @@ extension ClientObject {
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
-                    update(Authorisation(status: .restricted, approximate: false))
-                } else {
-                    try await refreshAuthorisation(desktopId, uid: uid)
-                }
+                try await recomputeAuthorisation(desktopId, uid: uid)
                 call.reply([.string(authorisation.status.rawValue)])
             } catch {
                 call.fail(error)
             }
         }
         return .later
+    }
+
+    /// Recomputes `AuthorisationStatus` for `desktopId` and `uid` without asking anyone: `restricted` when the
+    /// configuration refuses the app, otherwise what polkit and the stored decisions say.
+    func recomputeAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+        if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
+            update(Authorisation(status: .restricted, approximate: false))
+        } else {
+            try await refreshAuthorisation(desktopId, uid: uid)
+        }
     }
 
     /// `RequestAuthorisation(s grant, a{sv} options) → s status`: asks the user through polkit, with user

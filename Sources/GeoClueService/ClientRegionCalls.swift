@@ -30,11 +30,7 @@ extension ClientObject {
                     throw DBusError(
                         name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
                 }
-                if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
-                    update(Authorisation(status: .restricted, approximate: false))
-                } else {
-                    try await refreshAuthorisation(desktopId, uid: uid)
-                }
+                try await recomputeAuthorisation(desktopId, uid: uid)
                 guard authorisation.status == .authorisedAlways else {
                     throw DBusError(
                         name: Whereabouts.Error.permissionDenied,

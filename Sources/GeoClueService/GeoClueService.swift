@@ -252,7 +252,8 @@ public final class GeoClueService {
     /// Hands the regions' states not yet written to their file, for a process about to end.
     public func saveRegionsNow() { regions.saveNow() }
 
-    /// The clients of `app` run by `uid`, whose connections hear of the app's regions.
+    /// The clients of `app` run by `uid`: those a change of its authorisation concerns, whose connections also hear
+    /// of the app's regions.
     func clients(of app: String, uid: UInt32) -> [ClientObject] {
         clients.all.filter { $0.desktopId == app && peers.knownUser(of: $0.owner) == uid }
     }
@@ -322,9 +323,7 @@ public final class GeoClueService {
 
     /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
     func recheck(uid: UInt32, app: String) async {
-        for client in clients.all where client.desktopId == app && peers.knownUser(of: client.owner) == uid {
-            await client.recheckAuthorisation(uid: uid)
-        }
+        for client in clients(of: app, uid: uid) { await client.recheckAuthorisation(uid: uid) }
     }
 
     /// Applies a new agent cap (or its end) to every client of `uid`.

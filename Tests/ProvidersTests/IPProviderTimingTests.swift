@@ -17,13 +17,6 @@ import WhereaboutsProviders
         network = NetworkChanges(source: routes, timers: clock, logger: SilentLogger())
     }
 
-    /// Moves the machine from the network of `Routes.home` to that of `Routes.work`, as the kernel would say it.
-    private func moveToWork() {
-        routes.kernelSays([.removed(Routes.home), .added(Routes.work)])
-        clock.advance(by: NetworkChanges.settleDelay)
-        routes.dump([Routes.work])
-    }
-
     private func provider() -> (IPProvider, FixLog) {
         let provider = IPProvider(
             transport: service, url: "https://location.example/v1/geolocate", accuracy: nil, network: network,
@@ -79,7 +72,7 @@ import WhereaboutsProviders
         provider.start()
         routes.dump([Routes.home])
         try await settle(fixes, requests: 1)
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         try await settle(fixes, requests: 2)
         #expect(fixes.fixes.map(\.latitude) == [52.5, 48.1])
     }
@@ -92,7 +85,7 @@ import WhereaboutsProviders
         routes.dump([Routes.home])
         try await settle(fixes, requests: 1)
         #expect(provider.availableLevel == .none)
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         #expect(clock.monotonicNow < MonotonicTime(nanoseconds: 0) + LookupBackoff.firstDelay)
         try await settle(fixes, requests: 2)
         #expect(provider.availableLevel == .city && fixes.fixes.count == 1)
@@ -105,7 +98,7 @@ import WhereaboutsProviders
         provider.start()
         routes.dump([Routes.home])
         // The move comes before the first lookup's answer is taken in.
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         try await settle(fixes, requests: 2)
         #expect(fixes.fixes.map(\.latitude) == [48.1])
     }
@@ -118,7 +111,7 @@ import WhereaboutsProviders
         routes.dump([Routes.home])
         try await settle(fixes, requests: 1)
         provider.stop()
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         try await settle(fixes, requests: 1)
         provider.start()
         try await settle(fixes, requests: 2)

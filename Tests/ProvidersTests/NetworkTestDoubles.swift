@@ -56,6 +56,16 @@ final class ScriptedRouteSource: RouteSource {
     func dump(_ routes: [DefaultRoute]) { kernelSays(routes.map(RouteEvent.added) + [.dumpEnded]) }
 }
 
+extension ScriptedRouteSource {
+    /// Moves the machine from the network of `Routes.home` to that of `Routes.work`, as the kernel would say it,
+    /// the settle delay passing on `clock`.
+    func moveFromHomeToWork(on clock: ManualClock) {
+        kernelSays([.removed(Routes.home), .added(Routes.work)])
+        clock.advance(by: NetworkChanges.settleDelay)
+        dump([Routes.work])
+    }
+}
+
 /// Default routes for the tests: the ways out of two networks.
 enum Routes {
     static let home = DefaultRoute(family: RouteMessages.inet, interfaceIndex: 2, gateway: [192, 0, 2, 1], metric: 600)

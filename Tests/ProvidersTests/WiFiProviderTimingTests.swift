@@ -108,13 +108,6 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         network = NetworkChanges(source: routes, timers: clock, logger: SilentLogger())
     }
 
-    /// Moves the machine from the network of `Routes.home` to that of `Routes.work`, as the kernel would say it.
-    private func moveToWork() {
-        routes.kernelSays([.removed(Routes.home), .added(Routes.work)])
-        clock.advance(by: NetworkChanges.settleDelay)
-        routes.dump([Routes.work])
-    }
-
     /// A started provider reading and saving its cache in ``log``, with no submissions.
     private func startedProvider() -> WiFiProvider {
         let log = self.log
@@ -272,7 +265,7 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         try await settle(until: { service.held == 1 }, "the first lookup is sent")
         try #require(service.answer(.failure(.unreachable("down"))))
         try await settle(until: { provider.availableLevel == .none }, "the failure is reported")
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         #expect(clock.monotonicNow < MonotonicTime(nanoseconds: 0) + LookupBackoff.firstDelay)
         try await settle(until: { service.held == 1 }, "the scan is asked about again on the new network")
         #expect(service.requests == 2)
@@ -291,7 +284,7 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         try await settle(until: { service.held == 1 }, "the first lookup is sent")
         try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 1 }, "the answer is delivered")
-        moveToWork()
+        routes.moveFromHomeToWork(on: clock)
         try await settle(requests: 1)
         provider.stop()
     }
