@@ -188,13 +188,16 @@ public final class Connection {
         return answer
     }
 
-    /// The Unix user id and process id of the connection that owns `name`, from `GetConnectionCredentials`.
-    public func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
+    /// The Unix user id, process id and security label of the connection that owns `name`, from
+    /// `GetConnectionCredentials`.
+    public func credentials(of name: String) async throws(DBusError) -> PeerCredentialsReply {
         let reply = try await callBus("GetConnectionCredentials", [.string(name)])
         guard let entries = reply.first?.stringKeyedEntries, let uid = entries["UnixUserID"]?.uint32 else {
             throw .failed("the bus gave no credentials for \(name)")
         }
-        return (uid, entries["ProcessID"]?.uint32)
+        var label: [UInt8] = []
+        if case .array("y", let bytes)? = entries["LinuxSecurityLabel"] { label = bytes.compactMap(\.byte) }
+        return PeerCredentialsReply(uid: uid, pid: entries["ProcessID"]?.uint32, securityLabel: label)
     }
 
     private func callBus(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {

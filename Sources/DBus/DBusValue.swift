@@ -77,6 +77,8 @@ public indirect enum DBusValue: Sendable, Hashable {
         return self
     }
 
+    /// The payload of a `y`.
+    public var byte: UInt8? { if case .byte(let v) = self { v } else { nil } }
     /// The payload of a `b`.
     public var bool: Bool? { if case .boolean(let v) = self { v } else { nil } }
     /// The payload of a `u`.

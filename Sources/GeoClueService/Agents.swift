@@ -63,9 +63,14 @@ extension GeoClueService {
     /// graphical one) is refused: no desktop would run it there. The agent's `MaxAccuracyLevel` is then read and
     /// followed; until the first read ends, clients of the user that start wait for it (never longer than the
     /// agent timeout). `AddAgent` is answered before the agent is called, so an agent that waits for the answer
-    /// cannot deadlock.
+    /// cannot deadlock. A sandboxed caller (a Flatpak or Snap app) is refused, as GeoClue refuses a Flatpak app:
+    /// an agent answers for every app of its user.
     func registerAgent(busName: String, id: String, uid: UInt32) async throws(DBusError) {
         if let current = agents[uid], current.busName == busName, current.id == id { return }
+        let sandbox = try await identity(of: busName).sandbox
+        guard sandbox == .unconfined else {
+            throw .accessDenied("\(sandbox) is sandboxed and may not act as an agent, which answers for every app")
+        }
         if try await loginSession(of: busName) == .outside {
             throw .accessDenied(
                 "an agent must run in a login session of its user; the process of \(busName) (UID \(uid)) is in none")

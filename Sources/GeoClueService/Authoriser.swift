@@ -25,14 +25,16 @@ extension GeoClueService {
     /// How long the user may take to answer a prompt.
     static let promptTimeout: Duration = .seconds(300)
 
-    /// The authorisation of `app` for the user of `busName`, from polkit, the stored decisions and the
+    /// The authorisation of `client` for the user of `busName`, from polkit, the stored decisions and the
     /// configuration (``AuthorisationRule``); without polkit, from the configuration, the stored decisions and
     /// whether the user has an agent to ask (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
-    func authorisation(busName: String, uid: UInt32, app: String, level: AccuracyLevel) async
+    /// A verified app's stored decision serves only a verified caller (``GrantStore/decision(uid:app:verified:)``).
+    func authorisation(busName: String, uid: UInt32, app client: ClientApp, level: AccuracyLevel) async
         -> Result<Authorisation, AuthorisationFailure>
     {
+        let app = client.id
         let permission = configuration.permission(for: app, uid: uid)
-        let stored = grants.decision(uid: uid, app: app)
+        let stored = grants.decision(uid: uid, app: app, verified: client.isVerified)
         var approximate = false
         if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
         guard let polkit else {
@@ -85,27 +87,34 @@ extension GeoClueService {
     /// while using"), and *always* is stored only on polkit's own yes, asked with user interaction allowed: where
     /// polkit says challenge, the user's polkit agent asks for the password polkit's policy names. Without polkit
     /// (`[authorisation] polkit=false`) the agent decides alone, as in GeoClue. Without an agent, polkit asks.
+    ///
+    /// The decision is stored as verified when `client` is (``ClientApp/isVerified``), so that no caller merely
+    /// claiming its id gets it.
     func requestGrant(
-        _ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app: String, level: AccuracyLevel
+        _ kind: GrantKind, approximate: Bool, busName: String, uid: UInt32, app client: ClientApp, level: AccuracyLevel
     )
         async -> Result<Void, AuthorisationFailure>
     {
+        let app = client.id
+        let storeDecision = { (decision: StoredDecision) async in
+            await self.storeDecision(decision, uid: uid, app: app, verified: client.isVerified)
+        }
         var outcome: Result<Void, AuthorisationFailure> = .success(())
         if hasAgent(uid: uid) {
             switch await authorizeApp(uid: uid, app: app, level: level) {
             case .failure(let failure):
                 return .failure(failure)
             case .success(nil):
-                await storeDecision(.denied, uid: uid, app: app)
+                await storeDecision(.denied)
             case .success(let allowed?):
                 let approximate = approximate || allowed <= .city
                 let byAgent: GrantKind = authoriser == nil ? kind : .whenInUse
-                await storeDecision(.granted(byAgent, approximate: approximate), uid: uid, app: app)
+                await storeDecision(.granted(byAgent, approximate: approximate))
                 if byAgent != kind {
                     switch await askPolkit(.always, approximate: approximate, busName: busName, app: app, level: level)
                     {
                     case .success(true):
-                        await storeDecision(.granted(.always, approximate: approximate), uid: uid, app: app)
+                        await storeDecision(.granted(.always, approximate: approximate))
                     case .success(false): break
                     case .failure(let failure): outcome = .failure(failure)
                     }
@@ -115,7 +124,7 @@ extension GeoClueService {
             switch await askPolkit(kind, approximate: approximate, busName: busName, app: app, level: level) {
             case .failure(let failure): return .failure(failure)
             case .success(let granted):
-                await storeDecision(granted ? .granted(kind, approximate: approximate) : .denied, uid: uid, app: app)
+                await storeDecision(granted ? .granted(kind, approximate: approximate) : .denied)
             }
         } else {
             return .success(())
@@ -142,14 +151,14 @@ extension GeoClueService {
 
     /// Stores a decision and waits until it is on disk (``saveGrants()``), so that the reply that follows confirms
     /// a durable decision. A decision the store refuses (past the user's share) is not stored, with a log line.
-    private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String) async {
-        if let refusal = grants.set(decision, uid: uid, app: app) {
+    private func storeDecision(_ decision: StoredDecision, uid: UInt32, app: String, verified: Bool) async {
+        if let refusal = grants.set(decision, uid: uid, app: app, verified: verified) {
             logger.warning("grants: the decision of user \(uid) about '\(app)' is not stored: \(refusal)")
             return
         }
         polkit?.grantsChanged(uid: uid)
         let write = saveGrants()
-        logger.notice("grants: user \(uid) \(decision.logText) '\(app)'")
+        logger.notice("grants: user \(uid) \(decision.logText) '\(app)'\(verified ? " (verified)" : "")")
         _ = await write?.ended()
     }
 }
@@ -164,9 +173,9 @@ extension StoredDecision {
 }
 
 extension GeoClueService {
-    /// `io.github.whereabouts1.Manager.ListGrants(b all_users) → a(ussb)`: the stored decisions (user id, app,
-    /// "always", "when-in-use" or "denied", approximate) of the caller's user, or of every user with the
-    /// management action.
+    /// `io.github.whereabouts1.Manager.ListGrants(b all_users) → a(ussbb)`: the stored decisions (user id, app,
+    /// "always", "when-in-use" or "denied", approximate, verified) of the caller's user, or of every user with the
+    /// management action. A user may have a verified and a claimed decision about one app id.
     func listGrants(_ call: MethodCall, allUsers: Bool) {
         BusActor.task { [self] in
             do throws(DBusError) {
@@ -180,31 +189,35 @@ extension GeoClueService {
                         }
                     return DBusValue.structure([
                         .uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate),
+                        .boolean(key.verified),
                     ])
                 }
-                call.reply([.array(element: "(ussb)", rows)])
+                call.reply([.array(element: "(ussbb)", rows)])
             } catch {
                 call.fail(error)
             }
         }
     }
 
-    /// `io.github.whereabouts1.Manager.RevokeGrant(u uid, s app)`: forgets a user's decision about an app. A user
-    /// may revoke their own; another user's needs the management action. Affected clients are re-checked at once
+    /// `io.github.whereabouts1.Manager.RevokeGrant(u uid, s app)`: forgets a user's decisions about an app, verified
+    /// and claimed. A user may revoke their own; another user's needs the management action. Affected clients are re-checked at once
     /// and stop receiving fixes if no longer authorised.
     func revokeGrant(_ call: MethodCall, uid target: UInt32, app: String) {
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await uid(of: call.sender)
                 if uid != target { try await requireManagement(call) }
-                if grants.decision(uid: target, app: app) != nil {
-                    grants.set(nil, uid: target, app: app)
+                let keys = grants.keys(uid: target, app: app)
+                if !keys.isEmpty {
+                    for key in keys { grants.set(nil, uid: target, app: app, verified: key.verified) }
                     polkit?.grantsChanged(uid: target)
                     let write = saveGrants()
                     logger.notice("grants: the decision of user \(target) about '\(app)' was revoked")
                     _ = await write?.ended()
                 }
-                regions.revoked(RegionOwner(user: target, app: app))
+                for verified in [false, true] {
+                    regions.revoked(RegionOwner(user: target, app: app, verified: verified))
+                }
                 call.reply()
                 await recheck(uid: target, app: app)
             } catch {

@@ -8,10 +8,9 @@ import WhereaboutsCore
 extension ClientObject {
     /// Runs the admission `ClientLife` asked for, and hands its outcome back as an event.
     func admit(_ purpose: AdmissionPurpose) {
-        guard let desktopId else { return }
         BusActor.task { [self] in
             do throws(DBusError) {
-                let level = try await admissionLevel(desktopId)
+                let level = try await admissionLevel()
                 apply(.admitted(purpose, level: level, latest: service.lastFix))
             } catch {
                 apply(.notAdmitted(purpose, error))
@@ -19,10 +18,12 @@ extension ClientObject {
         }
     }
 
-    /// The admission of `desktopId`, step by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
+    /// The admission of the client's app (``servedApp()``: its sandbox's, the portal's, or its `DesktopId`), step
+    /// by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
     /// the agent failing or silent denies with its reason. It never waits for an agent to register.
     ///
     /// The steps, numbered as in the README's table, each refusing for its own reason:
+    /// 0. the app is known: the owner's identity was read, and a caller outside any sandbox set `DesktopId`;
     /// 1. the configuration allows the app for the user (`restricted`);
     /// 2. its authorisation status, from polkit or the stored decisions (`AccessDenied` with polkit's failure, or
     ///    `LimitsExceeded` when the user has too many checks waiting);
@@ -33,20 +34,33 @@ extension ClientObject {
     /// 7. location services are on (`ServicesDisabled`), checked first and again last, with the client still there
     ///    (`Failed`), as either may change while the steps wait.
     /// A hold that arrives while the steps wait is the client's life to weigh (``ClientLife``).
-    private func admissionLevel(_ desktopId: String) async throws(DBusError) -> AccuracyLevel {
+    private func admissionLevel() async throws(DBusError) -> AccuracyLevel {
         try requireServices()
         let uid = try await service.uid(of: owner)
         self.uid = uid
+        let app = try await servedApp()
         try requireExists()
-        try requireConfigurationAllows(desktopId, uid: uid)
-        try await refreshAuthorisation(desktopId, uid: uid)
-        let cap = try await requireAgentCapAllows(desktopId, uid: uid)
-        try await askAgentIfUndetermined(desktopId, uid: uid)
+        try requireConfigurationAllows(app.id, uid: uid)
+        try await refreshAuthorisation(app, uid: uid)
+        let cap = try await requireAgentCapAllows(app.id, uid: uid)
+        try await askAgentIfUndetermined(app.id, uid: uid)
         let session = try await loginSessionIfWhenInUse()
-        let admitted = try levelAdmitted(desktopId, uid: uid, session: session, cap: cap)
+        let admitted = try levelAdmitted(app.id, uid: uid, session: session, cap: cap)
         try requireServices()
         try requireExists()
-        return try levelWithinCapNow(admitted, desktopId, uid: uid)
+        return try levelWithinCapNow(admitted, app.id, uid: uid)
+    }
+
+    /// The app the client is served as (``ClientApp``): a sandboxed owner's app whatever `DesktopId` says, as
+    /// GeoClue decides for a Flatpak app (the property itself stays as written, as in GeoClue); the app the desktop
+    /// portal names; otherwise the `DesktopId` claimed. `AccessDenied` when the owner's identity could not be read,
+    /// or when an owner outside any sandbox set no `DesktopId`.
+    func servedApp() async throws(DBusError) -> ClientApp {
+        let identity = try await service.identity(of: owner)
+        guard let app = ClientApp(caller: identity, desktopId: desktopId) else {
+            throw .accessDenied("'DesktopId' property must be set")
+        }
+        return app
     }
 
     /// Step 7: fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
@@ -62,31 +76,31 @@ extension ClientObject {
     }
 
     /// Step 1: the configuration's `allowed=false`, or `users=` without the user, restricts the app.
-    private func requireConfigurationAllows(_ desktopId: String, uid: UInt32) throws(DBusError) {
-        guard case .disallowed = service.configuration.permission(for: desktopId, uid: uid) else { return }
-        service.logger.notice("'\(desktopId)' disallowed by configuration")
+    private func requireConfigurationAllows(_ appID: String, uid: UInt32) throws(DBusError) {
+        guard case .disallowed = service.configuration.permission(for: appID, uid: uid) else { return }
+        service.logger.notice("'\(appID)' disallowed by configuration")
         update(Authorisation(status: .restricted, approximate: false))
-        throw .accessDenied("'\(desktopId)' disallowed by configuration for UID \(uid)")
+        throw .accessDenied("'\(appID)' disallowed by configuration for UID \(uid)")
     }
 
     /// Step 3: the user's agent cap, which must not be 0.
-    private func requireAgentCapAllows(_ desktopId: String, uid: UInt32) async throws(DBusError) -> AccuracyLevel? {
+    private func requireAgentCapAllows(_ appID: String, uid: UInt32) async throws(DBusError) -> AccuracyLevel? {
         let cap = await service.accuracyCap(uid: uid)
-        if cap == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
+        if cap == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, appID, uid: uid)) }
         return cap
     }
 
     /// Step 4: asks the user's agent, as GeoClue does at `Start`, whether an app not determined may have location;
     /// the answer holds for this start only (the agent keeps its own memory).
-    private func askAgentIfUndetermined(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+    private func askAgentIfUndetermined(_ appID: String, uid: UInt32) async throws(DBusError) {
         guard authorisation.status == .notDetermined, agentAllowance == nil, service.hasAgent(uid: uid) else { return }
         let requested = AccuracyLevel(clampingRequested: life.requestedLevel)
-        switch await service.authorizeApp(uid: uid, app: desktopId, level: requested) {
+        switch await service.authorizeApp(uid: uid, app: appID, level: requested) {
         case .success(let allowed?):
             agentAllowance = allowed
         case .success(nil):
             throw .accessDenied(
-                "Agent rejected '\(desktopId)' for user '\(uid)'. Please ensure that '\(desktopId)' has installed a valid \(desktopId).desktop file."
+                "Agent rejected '\(appID)' for user '\(uid)'. Please ensure that '\(appID)' has installed a valid \(appID).desktop file."
             )
         case .failure(let failure):
             throw .accessDenied("cannot ask the agent: \(failure.message)")
@@ -104,7 +118,7 @@ extension ClientObject {
 
     /// Steps 2, 5 and 6 weighed together by ``AuthorisationRule/admission(status:approximate:agentAllowance:requested:session:cap:)``:
     /// an authorised app, in an active session when *when in use*, at the level it may have.
-    private func levelAdmitted(_ desktopId: String, uid: UInt32, session: LoginSession, cap: AccuracyLevel?)
+    private func levelAdmitted(_ appID: String, uid: UInt32, session: LoginSession, cap: AccuracyLevel?)
         throws(DBusError) -> AccuracyLevel
     {
         let admission = AuthorisationRule.admission(
@@ -112,34 +126,34 @@ extension ClientObject {
             requested: AccuracyLevel(clampingRequested: life.requestedLevel), session: session, cap: cap)
         switch admission {
         case .success(let level): return level
-        case .failure(let refusal): throw .accessDenied(explain(refusal, desktopId, uid: uid))
+        case .failure(let refusal): throw .accessDenied(explain(refusal, appID, uid: uid))
         }
     }
 
     /// Step 6: the cap as it is now: the agent may have lowered it while the steps were waiting.
-    private func levelWithinCapNow(_ admitted: AccuracyLevel, _ desktopId: String, uid: UInt32) throws(DBusError)
+    private func levelWithinCapNow(_ admitted: AccuracyLevel, _ appID: String, uid: UInt32) throws(DBusError)
         -> AccuracyLevel
     {
         let level = service.knownCap(uid: uid).map { min(admitted, $0) } ?? admitted
-        if level == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, desktopId, uid: uid)) }
+        if level == AccuracyLevel.none { throw .accessDenied(explain(.disabledByAgent, appID, uid: uid)) }
         return level
     }
 
     /// The message a refusal fails with (GeoClue's wording where GeoClue has one).
-    func explain(_ refusal: Refusal, _ desktopId: String, uid: UInt32) -> String {
+    func explain(_ refusal: Refusal, _ appID: String, uid: UInt32) -> String {
         switch refusal {
-        case .notAuthorised(let status): "'\(desktopId)' is not authorised for location (\(status.rawValue))"
-        case .sessionInactive: "'\(desktopId)' is authorised when in use, and its login session is not active"
-        case .outsideSession: "'\(desktopId)' is authorised when in use, and its process is in no login session"
+        case .notAuthorised(let status): "'\(appID)' is not authorised for location (\(status.rawValue))"
+        case .sessionInactive: "'\(appID)' is authorised when in use, and its login session is not active"
+        case .outsideSession: "'\(appID)' is authorised when in use, and its process is in no login session"
         case .disabledByAgent: "Geolocation disabled for UID \(uid)"
         }
     }
 
     /// Step 2: recomputes `AuthorisationStatus`, telling the owner when it changed. A refusal is `AccessDenied`, or
     /// `LimitsExceeded` when the user already has too many polkit checks waiting.
-    func refreshAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
+    func refreshAuthorisation(_ app: ClientApp, uid: UInt32) async throws(DBusError) {
         let level = AccuracyLevel(clampingRequested: life.requestedLevel)
-        switch await service.authorisation(busName: owner, uid: uid, app: desktopId, level: level) {
+        switch await service.authorisation(busName: owner, uid: uid, app: app, level: level) {
         case .success(let result): update(result)
         case .failure(let failure) where failure.limitsExceeded:
             throw .limitsExceeded("cannot check authorisation: \(failure.message)")
@@ -169,7 +183,7 @@ extension ClientObject {
     /// it is inactive (`AvailabilityChanged(false, "session-inactive")`) and resumes when it is active again
     /// (`"session-active"`).
     func sessionChanged(active sessionActive: Bool) {
-        guard desktopId != nil, AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
+        guard app != nil, AuthorisationRule.followsSession(authorisation.status, agentAllowance: agentAllowance)
         else { return }
         if sessionActive {
             release(.sessionInactive, reason: "session-active")
@@ -191,9 +205,8 @@ extension ClientObject {
     /// fails its waiting requests and hears `AvailabilityChanged(false, "authorisation-changed")`. A client now
     /// authorised only *when in use* is held if its login session is not active.
     func recheckAuthorisation(uid: UInt32) async {
-        guard let desktopId else { return }
         do {
-            try await refreshAuthorisation(desktopId, uid: uid)
+            try await refreshAuthorisation(try await servedApp(), uid: uid)
         } catch {
             update(Authorisation(status: .notDetermined, approximate: false))
         }

@@ -7,11 +7,11 @@ import WhereaboutsCore
 extension ClientObject {
     /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
     func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
-        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        try requireAppNamed()
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                try await recomputeAuthorisation(desktopId, uid: uid)
+                try await recomputeAuthorisation(try await servedApp(), uid: uid)
                 call.reply([.string(authorisation.status.rawValue)])
             } catch {
                 call.fail(error)
@@ -20,13 +20,13 @@ extension ClientObject {
         return .later
     }
 
-    /// Recomputes `AuthorisationStatus` for `desktopId` and `uid` without asking anyone: `restricted` when the
+    /// Recomputes `AuthorisationStatus` for `app` and `uid` without asking anyone: `restricted` when the
     /// configuration refuses the app, otherwise what polkit and the stored decisions say.
-    func recomputeAuthorisation(_ desktopId: String, uid: UInt32) async throws(DBusError) {
-        if case .disallowed = service.configuration.permission(for: desktopId, uid: uid) {
+    func recomputeAuthorisation(_ app: ClientApp, uid: UInt32) async throws(DBusError) {
+        if case .disallowed = service.configuration.permission(for: app.id, uid: uid) {
             update(Authorisation(status: .restricted, approximate: false))
         } else {
-            try await refreshAuthorisation(desktopId, uid: uid)
+            try await refreshAuthorisation(app, uid: uid)
         }
     }
 
@@ -45,23 +45,24 @@ extension ClientObject {
             }
             approximate = flag
         }
-        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
+        try requireAppNamed()
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                try await refreshAuthorisation(desktopId, uid: uid)
+                let app = try await servedApp()
+                try await refreshAuthorisation(app, uid: uid)
                 let held = authorisation.status
                 let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
                 if !satisfied && held != .restricted {
                     if let limit = service.grants.refusal(
-                        of: .granted(.whenInUse, approximate: true), uid: uid, app: desktopId)
+                        of: .granted(.whenInUse, approximate: true), uid: uid, app: app.id, verified: app.isVerified)
                     {
-                        throw .limitsExceeded("cannot store a decision about '\(desktopId)': \(limit)")
+                        throw .limitsExceeded("cannot store a decision about '\(app.id)': \(limit)")
                     }
                     let result = await service.requestGrant(
-                        kind, approximate: approximate, busName: owner, uid: uid, app: desktopId, level: permittedLevel)
+                        kind, approximate: approximate, busName: owner, uid: uid, app: app, level: permittedLevel)
                     if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
-                    try await refreshAuthorisation(desktopId, uid: uid)
+                    try await refreshAuthorisation(app, uid: uid)
                 }
                 call.reply([.string(authorisation.status.rawValue)])
             } catch {

@@ -30,6 +30,7 @@ final class ClientObject: ExportedObject {
     let owner: String
     unowned let service: GeoClueService
 
+    /// GeoClue's `DesktopId`, as the owner wrote it.
     private(set) var desktopId: String?
     /// The client's life: what it is doing, and what it does next.
     private(set) var life: Life
@@ -62,6 +63,16 @@ final class ClientObject: ExportedObject {
 
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
 
+    /// The app the client is served as, once its owner's identity is known (``servedApp()`` reads it).
+    var app: ClientApp? { service.knownIdentity(of: owner).flatMap { ClientApp(caller: $0, desktopId: desktopId) } }
+
+    /// Fails as GeoClue does when no app is named: the owner set no `DesktopId` and is not known to be sandboxed
+    /// (a sandbox names its app itself).
+    func requireAppNamed() throws(DBusError) {
+        guard desktopId == nil, app == nil else { return }
+        throw .accessDenied("'DesktopId' property must be set")
+    }
+
     /// GeoClue's `Active`.
     var active: Bool { life.active }
     /// True while the client needs fixes: started, or waiting for a single one.
@@ -87,6 +98,8 @@ final class ClientObject: ExportedObject {
         case "DistanceThreshold": .uint32(life.thresholds.distance)
         case "TimeThreshold": .uint32(life.thresholds.time)
         case "DesktopId": .string(desktopId ?? "")
+        case "AppIdentity": .string(app?.description ?? "")
+        case "DesktopHint": .string(service.knownIdentity(of: owner)?.desktopHint ?? "")
         case "RequestedAccuracyLevel": .uint32(life.requestedLevel)
         case "AuthorisationStatus": .string(authorisation.status.rawValue)
         case "Approximate": .boolean(authorisation.approximate)
@@ -115,8 +128,13 @@ final class ClientObject: ExportedObject {
                     "DesktopId is \(text.utf8.count) bytes long; at most \(ClientObject.maximumDesktopIdLength) are allowed"
                 )
             }
+            let identity = app
             desktopId = text
             if isServing { service.recount(self) }
+            if app != identity {
+                emitChanged(
+                    ["AppIdentity": property("AppIdentity", interface: "")], interface: Whereabouts.clientInterface)
+            }
         case "HighAccuracy": apply(.set(.highAccuracy(value.bool!)))
         case "MinimumUpdateDistance":
             let metres = value.double!
@@ -138,7 +156,7 @@ final class ClientObject: ExportedObject {
         if method != "Start" && method != "Stop" { try service.hold(call) }
         switch method {
         case "Start":
-            guard desktopId != nil else { throw .accessDenied("'DesktopId' property must be set") }
+            try requireAppNamed()
             apply(.start, answering: call)
             return .later
         case "RequestLocation": return try requestLocation(call)
@@ -177,7 +195,7 @@ final class ClientObject: ExportedObject {
                 )
             }
         }
-        guard desktopId != nil else { throw .accessDenied("'DesktopId' property must be set") }
+        try requireAppNamed()
         lastRequestNumber += 1
         let request = RequestID(lastRequestNumber)
         requests[request] = call
@@ -230,9 +248,9 @@ final class ClientObject: ExportedObject {
         case .recount: service.recount(self)
         case .activityChanged: service.clientActivityChanged(self)
         case .servedLevelChanged(let level):
-            service.logger.info("\(path) ('\(desktopId ?? "")') is now served at level \(level.rawValue)")
+            service.logger.info("\(path) ('\(app?.description ?? "")') is now served at level \(level.rawValue)")
         case .staysStopped(let failure):
-            service.logger.info("\(path) ('\(desktopId ?? "")') stays stopped: \(startError(failure).message)")
+            service.logger.info("\(path) ('\(app?.description ?? "")') stays stopped: \(startError(failure).message)")
         }
     }
 
@@ -240,7 +258,7 @@ final class ClientObject: ExportedObject {
     private func startError(_ failure: Life.Failure) -> DBusError {
         switch failure {
         case .admission(let error): error
-        case .refused(let refusal): .accessDenied(explain(refusal, desktopId ?? "", uid: uid ?? 0))
+        case .refused(let refusal): .accessDenied(explain(refusal, app?.id ?? desktopId ?? "", uid: uid ?? 0))
         case .startInProgress: .failed("Start is already in progress")
         default: requestError(failure)
         }
@@ -248,24 +266,24 @@ final class ClientObject: ExportedObject {
 
     /// What a failed `RequestLocation` answers: `io.github.whereabouts1.Error.PermissionDenied` for a refusal.
     private func requestError(_ failure: Life.Failure) -> DBusError {
-        let desktopId = desktopId ?? ""
+        let appID = app?.id ?? desktopId ?? ""
         let uid = uid ?? 0
         return switch failure {
         case .admission(let error) where error.name == DBusError.Name.accessDenied:
             DBusError(name: Whereabouts.Error.permissionDenied, message: error.message)
         case .admission(let error): error
         case .refused(let refusal):
-            DBusError(name: Whereabouts.Error.permissionDenied, message: explain(refusal, desktopId, uid: uid))
+            DBusError(name: Whereabouts.Error.permissionDenied, message: explain(refusal, appID, uid: uid))
         case .startInProgress: .failed("Start is already in progress")
         case .timedOut: DBusError(name: Whereabouts.Error.timeout, message: "no location within the timeout")
         case .held(.servicesDisabled):
             DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
         case .held(.sessionInactive):
             DBusError(
-                name: Whereabouts.Error.permissionDenied, message: explain(.sessionInactive, desktopId, uid: uid))
+                name: Whereabouts.Error.permissionDenied, message: explain(.sessionInactive, appID, uid: uid))
         case .held(.agentDisabled):
             DBusError(
-                name: Whereabouts.Error.permissionDenied, message: explain(.disabledByAgent, desktopId, uid: uid))
+                name: Whereabouts.Error.permissionDenied, message: explain(.disabledByAgent, appID, uid: uid))
         case .unavailable:
             DBusError(name: Whereabouts.Error.locationUnavailable, message: "the location providers went away")
         case .revoked: DBusError(name: Whereabouts.Error.permissionDenied, message: "the authorisation was revoked")

@@ -22,15 +22,16 @@ extension ClientObject {
         } catch {
             throw .invalidArgs("\(error.argument): \(error.description)")
         }
-        let desktopId = try requireDesktopId()
+        try requireAppNamed()
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
+                let app = try await servedApp()
                 guard service.servicesEnabled else {
                     throw DBusError(
                         name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
                 }
-                try await recomputeAuthorisation(desktopId, uid: uid)
+                try await recomputeAuthorisation(app, uid: uid)
                 guard authorisation.status == .authorisedAlways else {
                     throw DBusError(
                         name: Whereabouts.Error.permissionDenied,
@@ -39,11 +40,11 @@ extension ClientObject {
                     )
                 }
                 do {
-                    try service.regions.add(region, for: RegionOwner(user: uid, app: desktopId))
+                    try service.regions.add(region, for: RegionOwner(user: uid, app: app))
                 } catch {
                     throw DBusError(
                         name: Whereabouts.Error.limitsExceeded,
-                        message: "'\(desktopId)' already watches \(Region.limitPerOwner) regions for this user")
+                        message: "'\(app.id)' already watches \(Region.limitPerOwner) regions for this user")
                 }
                 call.reply([.double(region.radius)])
             } catch {
@@ -80,21 +81,16 @@ extension ClientObject {
         }
     }
 
-    private func requireDesktopId() throws(DBusError) -> String {
-        guard let desktopId else { throw .accessDenied("'DesktopId' property must be set") }
-        return desktopId
-    }
-
     /// Answers `call` with what `body` returns for the caller's regions, once its user is known.
     private func withOwner(
         _ call: MethodCall,
         _ body: @escaping @BusActor (GeoClueService, RegionOwner) throws(DBusError) -> [DBusValue]
     ) throws(DBusError) -> Reply {
-        let desktopId = try requireDesktopId()
+        try requireAppNamed()
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                call.reply(try body(service, RegionOwner(user: uid, app: desktopId)))
+                call.reply(try body(service, RegionOwner(user: uid, app: try await servedApp())))
             } catch {
                 call.fail(error)
             }
@@ -130,5 +126,12 @@ extension RegionRecord {
             .string(region.id), .double(region.latitude), .double(region.longitude), .double(region.radius),
             .vardict(details),
         ])
+    }
+}
+
+extension RegionOwner {
+    /// The regions' owner for `app` of `user`: verified apps own theirs apart from the id claimed.
+    init(user: UInt32, app: ClientApp) {
+        self.init(user: user, app: app.id, verified: app.isVerified)
     }
 }

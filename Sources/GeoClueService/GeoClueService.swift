@@ -52,6 +52,8 @@ public final class GeoClueService {
     var agentLines = RateLimiter<AgentLineKey>()
     /// logind's failures, logged a few times per user every 10 s: each call of a user's may meet the same failure.
     private var logindWarnings = RateLimiter<UInt32>()
+    /// Connections whose app cannot be told, logged a few times per user every 10 s.
+    private var identityWarnings = RateLimiter<UInt32>()
     /// `Introspect` calls, 100 a second per user (or per connection whose user is not known yet, which sees only
     /// what is everyone's): a user's listing of its own thousands of clients costs a millisecond, and a flood of them
     /// would hold the bus thread from everyone else.
@@ -93,19 +95,24 @@ public final class GeoClueService {
     /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
-    /// `staticLocationFile` the location `SetStaticLocation` set and `regionFile` the regions the apps watch.
+    /// `staticLocationFile` the location `SetStaticLocation` set and `regionFile` the regions the apps watch;
+    /// `readCgroup` reads a caller's `/proc/PID/cgroup`, which tells its sandbox (``ProcessCgroup/read(pid:procRoot:)``;
+    /// a test may give what it likes).
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
-        staticLocationFile: StaticLocationOverrideFile? = nil, regionFile: RegionStoreFile? = nil
+        staticLocationFile: StaticLocationOverrideFile? = nil, regionFile: RegionStoreFile? = nil,
+        readCgroup: @escaping @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError> = {
+            ProcessCgroup.read(pid: $0)
+        }
     ) {
         self.connection = connection
         self.configuration = configuration
         self.clock = clock
         self.timers = timers
         activity = ServiceActivity(connection: connection)
-        peers = PeerCredentials(connection: connection)
+        peers = PeerCredentials(connection: connection, readCgroup: readCgroup)
         self.logger = logger
         self.authoriser = authoriser
         polkit = authoriser.map {
@@ -123,6 +130,10 @@ public final class GeoClueService {
         sessions = SessionMonitor(connection: connection, logger: logger)
         sessions.onChange = { [weak self] path, active in self?.sessionChanged(path, active: active) }
         peers.onIdentified = { [weak self] name, uid in self?.heldCalls.identify(name, as: uid) }
+        peers.onUnidentifiable = { [weak self] uid, line in
+            guard let self, let line = identityWarnings.line(line, for: uid, now: clock.monotonicNow) else { return }
+            logger.warning(line)
+        }
     }
 
     /// `WHEREABOUTS_AGENT_TIMEOUT_MS`, when set to a whole number of milliseconds.
@@ -255,7 +266,7 @@ public final class GeoClueService {
     /// The clients of `app` run by `uid`: those a change of its authorisation concerns, whose connections also hear
     /// of the app's regions.
     func clients(of app: String, uid: UInt32) -> [ClientObject] {
-        clients.all.filter { $0.desktopId == app && peers.knownUser(of: $0.owner) == uid }
+        clients.all.filter { $0.app?.id == app && peers.knownUser(of: $0.owner) == uid }
     }
 
     /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, run by the Unix user `uid`; never
@@ -346,12 +357,12 @@ public final class GeoClueService {
     /// Counts again what `client` adds to the activity (its level, app, user and whether it is started), after
     /// any of them changed.
     func recount(_ client: ClientObject) {
+        let app = client.app?.id ?? client.desktopId ?? ""
         let contribution: ActivityContribution? =
             client.isServing
             ? ActivityContribution(
                 level: client.demandedLevel, user: peers.knownUser(of: client.owner),
-                app: configuration.isSystemApp(client.desktopId ?? "") ? nil : client.desktopId ?? "",
-                started: client.active)
+                app: configuration.isSystemApp(app) ? nil : app, started: client.active)
             : nil
         activity.set(contribution, of: client.id)
     }
@@ -428,6 +439,15 @@ public final class GeoClueService {
     func uid(of name: String) async throws(DBusError) -> UInt32 {
         try await credentials(of: name).uid
     }
+
+    /// What the system says about the connection `name`'s process (``PeerCredentials``); `AccessDenied` when its
+    /// process was gone before it could be read, or its sandbox says something unreadable.
+    func identity(of name: String) async throws(DBusError) -> CallerIdentity {
+        try await peers.identity(of: name)
+    }
+
+    /// The identity of the connection `name`, when it is known already and could be read.
+    func knownIdentity(of name: String) -> CallerIdentity? { peers.knownIdentity(of: name) }
 
     /// The Unix user and process of the connection `name` (``PeerCredentials``).
     private func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {

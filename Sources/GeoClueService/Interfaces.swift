@@ -74,7 +74,7 @@ enum Whereabouts {
         managerInterface,
         methods: [
             MethodDescription(
-                "ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussb)")]),
+                "ListGrants", inputs: [Argument("all_users", "b")], outputs: [Argument("grants", "a(ussbb)")]),
             MethodDescription("RevokeGrant", inputs: [Argument("uid", "u"), Argument("app", "s")]),
             MethodDescription(
                 "SetStaticLocation",
@@ -125,6 +125,8 @@ enum Whereabouts {
             PropertyDescription("HighAccuracy", "b", .readwrite),
             PropertyDescription("MinimumUpdateDistance", "d", .readwrite),
             PropertyDescription("MonitoringTimeout", "u", .readwrite),
+            PropertyDescription("AppIdentity", "s", .read),
+            PropertyDescription("DesktopHint", "s", .read),
         ],
         signals: [
             SignalDescription("AvailabilityChanged", arguments: [Argument("available", "b"), Argument("reason", "s")]),

@@ -1,42 +1,104 @@
 import DBus
 import Loop
+import WhereaboutsCore
+import WhereaboutsStorage
 
-/// The Unix user and process of each connection that asked for something, asked of the bus once and remembered
-/// while it is connected.
+/// The Unix user, process and identity of each connection that asked for something, asked of the bus once and
+/// remembered while it is connected.
+///
+/// The identity (``CallerIdentity``: the sandbox, the desktop portal) is read from the process's cgroup and the
+/// connection's security label at once after the bus answers, the earliest the process can be known. A process
+/// gone by then, or whose sandbox says something unreadable, leaves the connection without an identity, for good:
+/// its calls that need one are refused, and it is never taken for a caller outside any sandbox.
 ///
 /// A connection that goes away while the bus is being asked fails the lookup, so that nothing is created or
 /// remembered for it after its clients were dropped.
 @BusActor
 final class PeerCredentials {
+    /// What is known of a connection.
+    private struct Peer {
+        var uid: UInt32
+        var pid: UInt32?
+        var identity: Result<CallerIdentity, DBusError>
+    }
+
     private let connection: Connection
-    private var known: [String: (uid: UInt32, pid: UInt32?)] = [:]
+    /// Reads a process's `/proc/PID/cgroup`.
+    private let readCgroup: @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError>
+    private var known: [String: Peer] = [:]
     /// Connections whose credentials are being asked of the bus, and how many times.
     private var lookups: [String: Int] = [:]
     /// Connections that went away while their credentials were being asked.
     private var vanishedDuringLookup: Set<String> = []
     /// Called once with a connection's user, when it is first known.
     var onIdentified: (@BusActor (String, UInt32) -> Void)?
+    /// Called with a connection's user and a line to log when its identity cannot be read.
+    var onUnidentifiable: (@BusActor (UInt32, String) -> Void)?
 
-    init(connection: Connection) { self.connection = connection }
+    init(
+        connection: Connection,
+        readCgroup: @escaping @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError>
+    ) {
+        self.connection = connection
+        self.readCgroup = readCgroup
+    }
 
     /// The user of the connection `name`, if it is known already.
     func knownUser(of name: String) -> UInt32? { known[name]?.uid }
 
+    /// The identity of the connection `name`, if it is known already and could be read.
+    func knownIdentity(of name: String) -> CallerIdentity? { try? known[name]?.identity.get() }
+
     /// The user and process of the connection `name`, asked of the bus unless known.
     func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
-        if let credentials = known[name] { return credentials }
+        let peer = try await peer(name)
+        return (peer.uid, peer.pid)
+    }
+
+    /// The identity of the connection `name`'s process; `AccessDenied` when it could not be read.
+    func identity(of name: String) async throws(DBusError) -> CallerIdentity {
+        try await peer(name).identity.get()
+    }
+
+    private func peer(_ name: String) async throws(DBusError) -> Peer {
+        if let peer = known[name] { return peer }
         lookups[name, default: 0] += 1
         defer {
             let remaining = (lookups[name] ?? 1) - 1
             lookups[name] = remaining > 0 ? remaining : nil
             if remaining == 0 { vanishedDuringLookup.remove(name) }
         }
-        let credentials = try await connection.credentials(of: name)
+        let reply = try await connection.credentials(of: name)
         guard !vanishedDuringLookup.contains(name) else {
             throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
         }
-        if known.updateValue(credentials, forKey: name) == nil { onIdentified?(name, credentials.uid) }
-        return credentials
+        if let peer = known[name] { return peer }
+        let peer = Peer(uid: reply.uid, pid: reply.pid, identity: identity(of: name, reply))
+        known[name] = peer
+        onIdentified?(name, reply.uid)
+        return peer
+    }
+
+    /// The identity that `reply`'s process and label give, or why there is none.
+    private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
+        let failure: String
+        if let pid = reply.pid {
+            switch readCgroup(pid) {
+            case .success(let cgroup):
+                do throws(AppIdentityError) {
+                    return .success(
+                        try AppIdentityParsing.caller(
+                            cgroup: cgroup, securityLabel: reply.securityLabel, uid: reply.uid))
+                } catch {
+                    failure = error.description
+                }
+            case .failure(let error): failure = error.description
+            }
+        } else {
+            failure = "the bus gave no process for it"
+        }
+        onUnidentifiable?(reply.uid, "cannot tell which app \(name) of UID \(reply.uid) is: \(failure)")
+        return .failure(.accessDenied("cannot tell which app the caller is: \(failure)"))
     }
 
     /// The connection `name` left: its credentials are forgotten, and lookups still running for it fail.

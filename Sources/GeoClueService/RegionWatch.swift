@@ -48,7 +48,10 @@ final class RegionWatch {
 
     /// True when `owner` holds an approximate grant: its regions are decided on coarsened fixes.
     private func isApproximate(_ owner: RegionOwner) -> Bool {
-        guard case .granted(_, let approximate) = service.grants.decision(uid: owner.user, app: owner.app) else {
+        guard
+            case .granted(_, let approximate) = service.grants.decision(
+                uid: owner.user, app: owner.app, verified: owner.verified)
+        else {
             return false
         }
         return approximate
@@ -108,10 +111,10 @@ final class RegionWatch {
 
     // MARK: Telling the apps
 
-    /// Sends `member` with `arguments` from every client of `owner`'s app run by its user, to the client's
-    /// connection; false when there is none.
+    /// Sends `member` with `arguments` from every client of `owner`'s app run by its user, verified as the owner
+    /// is or claiming as it does, to the client's connection; false when there is none.
     private func send(_ member: String, _ arguments: [DBusValue], to owner: RegionOwner) -> Bool {
-        let clients = service.clients(of: owner.app, uid: owner.user)
+        let clients = service.clients(of: owner.app, uid: owner.user).filter { $0.app?.isVerified == owner.verified }
         for client in clients {
             service.connection.emitSignal(
                 path: client.path, interface: Whereabouts.clientInterface, member: member, arguments: arguments,

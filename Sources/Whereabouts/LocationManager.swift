@@ -512,6 +512,63 @@ public struct ServiceStatus: Sendable {
     public var regionLevel: UInt32 = 0
     /// `WatchedRegions`: how many regions the service watches, of every app and user.
     public var watchedRegions: UInt32 = 0
+    /// Who the service takes this process for (``LocationManager/appIdentity()``); nil on a plain GeoClue.
+    public var appIdentity: AppIdentity?
+}
+
+/// Who the service takes the calling process for (`io.github.whereabouts1.Client.AppIdentity` and `DesktopHint`).
+public struct AppIdentity: Sendable, Equatable {
+    /// How the service knows the app.
+    public enum Source: String, Sendable {
+        /// The Flatpak sandbox the process runs in.
+        case flatpak
+        /// The snap whose AppArmor label confines the process.
+        case snap
+        /// The desktop portal, asking on the app's behalf.
+        case portal
+        /// Only the `DesktopId` the process set: its own word.
+        case claimed
+    }
+
+    /// How the service knows the app.
+    public var source: Source
+    /// The app id whose configuration, grants and regions apply.
+    public var id: String
+    /// The desktop file the process's systemd user unit is named after, shown only, never used to grant.
+    public var desktopHint: String?
+
+    /// True when the system vouches for the id (every source but ``Source/claimed``).
+    public var isVerified: Bool { source != .claimed }
+
+    /// Reads `flatpak:ID`, `snap:ID`, `portal:ID` or `claimed:ID`.
+    init?(_ text: String, desktopHint: String) {
+        guard let colon = text.firstIndex(of: ":"), let source = Source(rawValue: String(text[..<colon])) else {
+            return nil
+        }
+        self.source = source
+        id = String(text[text.index(after: colon)...])
+        self.desktopHint = desktopHint.isEmpty ? nil : desktopHint
+    }
+
+    /// `flatpak:ID`, as the service says it.
+    public var description: String { "\(source.rawValue):\(id)" }
+}
+
+extension LocationManager {
+    /// Who the service takes this process for, asking as the app `desktopId` (a sandboxed process is its sandbox's
+    /// app whatever it says). Whereabouts only.
+    public func appIdentity() async throws(LocationError) -> AppIdentity {
+        guard try await isWhereabouts() else { throw .unsupported("app identity") }
+        let client = try await makeClient(accuracy: .exact)
+        defer { deleteClient(client) }
+        let properties = try await getAllProperties(client, Self.client)
+        guard let text = properties["AppIdentity"]?.string,
+            let identity = AppIdentity(text, desktopHint: properties["DesktopHint"]?.string ?? "")
+        else {
+            throw .other(name: "", message: "the service named no app identity")
+        }
+        return identity
+    }
 }
 
 extension LocationManager {
@@ -528,6 +585,7 @@ extension LocationManager {
         status.activeApps = ours["ActiveApps"]?.elements?.compactMap(\.string) ?? []
         status.regionLevel = ours["RegionLevel"]?.uint32 ?? 0
         status.watchedRegions = ours["WatchedRegions"]?.uint32 ?? 0
+        status.appIdentity = try? await appIdentity()
         status.providers = (ours["Providers"]?.elements ?? []).compactMap { row in
             guard let fields = row.fields, fields.count == 5, let kind = fields[0].string, let level = fields[1].uint32,
                 let available = fields[2].bool, let running = fields[3].bool, let details = fields[4].stringKeyedEntries
@@ -640,6 +698,9 @@ public struct Grant: Sendable, Equatable {
     /// "always", "when-in-use" or "denied".
     public var decision: String
     public var approximate: Bool
+    /// True for a decision about an app the system vouched for (a Flatpak or Snap app, or the desktop portal's),
+    /// which no caller merely claiming its id can use.
+    public var verified: Bool
 }
 
 extension LocationManager {
@@ -648,14 +709,14 @@ extension LocationManager {
         guard try await isWhereabouts() else { throw .unsupported("grants") }
         let reply = try await callManager("ListGrants", [.boolean(allUsers)])
         return (reply.first?.elements ?? []).compactMap { row in
-            guard let fields = row.fields, fields.count == 4, let uid = fields[0].uint32, let app = fields[1].string,
-                let decision = fields[2].string, let approximate = fields[3].bool
+            guard let fields = row.fields, fields.count == 5, let uid = fields[0].uint32, let app = fields[1].string,
+                let decision = fields[2].string, let approximate = fields[3].bool, let verified = fields[4].bool
             else { return nil }
-            return Grant(uid: uid, app: app, decision: decision, approximate: approximate)
+            return Grant(uid: uid, app: app, decision: decision, approximate: approximate, verified: verified)
         }
     }
 
-    /// Forgets the decision of user `uid` about `app`; another user's needs the management authorisation.
+    /// Forgets the decisions of user `uid` about `app`, verified and claimed; another user's needs the management authorisation.
     public func revokeGrant(app: String, uid: UInt32) async throws(LocationError) {
         guard try await isWhereabouts() else { throw .unsupported("grants") }
         _ = try await callManager("RevokeGrant", [.uint32(uid), .string(app)])

@@ -292,7 +292,8 @@ struct Command: Sendable {
                 case .grants:
                     for grant in try await manager.grants(allUsers: allUsers) {
                         print(
-                            "\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")")
+                            "\(grant.uid)\t\(grant.app)\t\(grant.decision)\(grant.approximate ? "\tapproximate" : "")"
+                                + (grant.verified ? "\tverified" : ""))
                     }
                 case .revoke:
                     try await manager.revokeGrant(app: app!, uid: uid ?? getuid())

@@ -142,7 +142,21 @@ enum Format {
         text +=
             "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
         if status.isWhereabouts { text += regionLine(status) }
+        if let identity = status.appIdentity { text += identityLine(identity) }
         return text
+    }
+
+    /// Who the service takes the CLI for: `this process: flatpak:org.example.App (verified by its sandbox)`.
+    static func identityLine(_ identity: AppIdentity) -> String {
+        let how =
+            switch identity.source {
+            case .flatpak: "verified by its Flatpak sandbox"
+            case .snap: "verified by its snap confinement"
+            case .portal: "named by the desktop portal"
+            case .claimed: "claimed, not verified"
+            }
+        let hint = identity.desktopHint.map { "; its unit is named after \($0).desktop" } ?? ""
+        return "this process: \(identity.description) (\(how)\(hint))\n"
     }
 
     /// What the watched regions cost: how many, the level they ask for and the providers that level starts.

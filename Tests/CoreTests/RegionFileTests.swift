@@ -33,6 +33,10 @@ private func fullMonitor() throws -> RegionMonitor {
         coarsened: nil, approximate: F.precise)
     #expect(monitor.queue(events) == 0)
     try monitor.add(try F.region("unknown", north: -3000), for: odd, now: F.wall(-100))
+    // The verified app of the same id is another owner, with a region of the same id.
+    try monitor.add(
+        try F.region("undecided", radius: 70), for: RegionOwner(user: 1000, app: "org.example.Maps", verified: true),
+        now: F.wall(-10))
     _ = monitor.timePassed(now: F.wall(-2))
     return monitor
 }
@@ -44,7 +48,7 @@ struct RegionFileTests {
         let text = RegionFile.serialize(monitor)
         var read = try RegionFile.parse(text, now: F.wall())
         #expect(RegionFile.serialize(read) == text)
-        #expect(read.owners == monitor.owners && read.count == monitor.count && read.count == 5)
+        #expect(read.owners == monitor.owners && read.count == monitor.count && read.count == 6)
         for owner in monitor.owners { #expect(read.records(of: owner) == monitor.records(of: owner)) }
         #expect(read.nextDeadline == monitor.nextDeadline)
         let states = Set(monitor.owners.flatMap { monitor.records(of: $0).map(\.state) })
@@ -70,16 +74,17 @@ struct RegionFileTests {
         _ = monitor.queue(events)
         #expect(
             RegionFile.serialize(monitor) == """
-                # whereabouts regions 1
-                region\t1000\torg.example.Maps\thome\t48.5\t11.25\t150.0\ttrue\ttrue\t600\t0\t1700000000000000\t\
+                # whereabouts regions 2
+                region\t1000\torg.example.Maps\tclaimed\thome\t48.5\t11.25\t150.0\ttrue\ttrue\t600\t0\t1700000000000000\t\
                 inside\ttrue\t48.5\t11.25\t20.0\t1700000030000000
-                event\t1000\torg.example.Maps\thome\tinside\t1700000030000000\t48.5\t11.25\t20.0\t1700000030000000
+                event\t1000\torg.example.Maps\tclaimed\thome\tinside\t1700000030000000\t48.5\t11.25\t20.0\t1700000030000000
 
                 """)
     }
 
     @Test func anEmptyMonitorIsTheHeader() throws {
-        #expect(RegionFile.serialize(RegionMonitor()) == "# whereabouts regions 1\n")
+        #expect(RegionFile.serialize(RegionMonitor()) == "# whereabouts regions 2\n")
+        #expect(try RegionFile.parse("# whereabouts regions 2\n", now: F.wall()).count == 0)
         #expect(try RegionFile.parse("# whereabouts regions 1\n", now: F.wall()).count == 0)
         #expect(try RegionFile.parse("# whereabouts regions 1", now: F.wall()).count == 0)
     }
@@ -100,16 +105,16 @@ struct RegionFileTests {
     private static let inside = region + "inside\ttrue\t48.5\t11.25\t20.0\t1700000030000000"
     private static let event = "event\t1000\torg.example.Maps\thome\tinside\t1700000030000000\t48.5\t11.25\t20.0\t1"
 
-    /// `line` as the second line of a file, after the header.
+    /// `line` as the second line of a file of version 1 (owners without their verified field), after the header.
     private static func file(_ lines: String...) -> String {
-        ([RegionFile.header] + lines).joined(separator: "\n") + "\n"
+        (["# whereabouts regions 1"] + lines).joined(separator: "\n") + "\n"
     }
 
     @Test(
         arguments: [
             ("", 1, RegionFileProblem.missingHeader),
             ("# whereabouts grants 1\n", 1, .missingHeader),
-            ("# whereabouts regions 2\n", 1, .unsupportedVersion("2")),
+            ("# whereabouts regions 3\n", 1, .unsupportedVersion("3")),
             (file(inside, "", event), 3, .emptyLine),
             (file("zone\t1"), 2, .unknownLineKind("zone")),
             (file(inside + "\t"), 2, .fieldCount(found: 19, expected: 18)),

@@ -53,8 +53,8 @@ struct GrantStoreStressTests {
             confirmed += writer.log.split(separator: "\n").filter { $0.hasPrefix("confirmed ") }.map {
                 String($0.dropFirst("confirmed ".count))
             }
-            let text = (try? String(contentsOf: harness.file("grants"), encoding: .utf8)) ?? "# whereabouts grants 1\n"
-            #expect(text.hasPrefix("# whereabouts grants 1\n"), "round \(round): \(text.prefix(200))")
+            let text = (try? String(contentsOf: harness.file("grants"), encoding: .utf8)) ?? "# whereabouts grants 2\n"
+            #expect(text.hasPrefix("# whereabouts grants 2\n"), "round \(round): \(text.prefix(200))")
             let stored = Set(
                 text.split(separator: "\n").dropFirst().map { line in
                     String(line.split(separator: "\t", omittingEmptySubsequences: false)[1])

@@ -120,7 +120,7 @@ struct StateFileTests {
             GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "RevokeGrant",
             [.uint32(0), .string("org.example.Revoked")])
         try Wait.until("the revocation to be saved", timeout: 10) {
-            (try? String(contentsOf: harness.file("grants"), encoding: .utf8)) == "# whereabouts grants 1\n"
+            (try? String(contentsOf: harness.file("grants"), encoding: .utf8)) == "# whereabouts grants 2\n"
         }
         #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious\n")
         var status = stat()

@@ -19,6 +19,8 @@ public struct AppIdentityError: Error, Sendable, Equatable, CustomStringConverti
         case invalidSnapLabel(String)
         /// The security label has a NUL byte before its end.
         case nulInLabel
+        /// The cgroup puts the process in a Flatpak app, and its security label in a snap's.
+        case twoSandboxes(flatpak: String, snap: String)
 
         /// A human explanation.
         public var description: String {
@@ -38,6 +40,8 @@ public struct AppIdentityError: Error, Sendable, Equatable, CustomStringConverti
                 "the security label \(shown(label)) is in snapd's namespace but is not the label of a snap's app"
             case .nulInLabel:
                 "the security label has a NUL byte before its end"
+            case .twoSandboxes(let flatpak, let snap):
+                "the process is in Flatpak app \(shown(flatpak)) and in snap app \(shown(snap)) at once"
             }
         }
 

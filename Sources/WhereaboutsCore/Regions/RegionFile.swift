@@ -1,17 +1,18 @@
 /// The regions and the pending events as text, kept beside the grants:
 ///
-///     # whereabouts regions 1
-///     region	1000	org.example.Maps	home	48.137	11.575	150.0	true	true	600	0	1700000000000000	inside	true	48.1371	11.5752	20.0	1700000030000000
-///     event	1000	org.example.Maps	home	inside	1700000030000000	48.1371	11.5752	20.0	1700000030000000
+///     # whereabouts regions 2
+///     region	1000	org.example.Maps	verified	home	48.137	11.575	150.0	true	true	600	0	1700000000000000	inside	true	48.1371	11.5752	20.0	1700000030000000
+///     event	1000	org.example.Maps	verified	home	inside	1700000030000000	48.1371	11.5752	20.0	1700000030000000
 ///
-/// One record a line, fields separated by one tab. A `region` line: the user id, the app id, the region's id, its
+/// One record a line, fields separated by one tab. A `region` line: the owner (the user id, the app id, and
+/// `verified` or `claimed`, ``RegionOwner/verified``), the region's id, its
 /// centre's latitude and longitude in degrees, the radius watched in metres, notify-entry and notify-exit
 /// (`true` or `false`), dwell in seconds and expires in Unix seconds (0: none, as on the bus), when it was added
 /// (microseconds since 1970, for the undecided timeout), its phase (`undecided`, `unknown`, `inside`,
 /// `dwelling` or `outside`), whether a fix has decided it since it was added (`true` or `false`: the first
 /// decision is always reported), and the fix that decided the phase (latitude, longitude, accuracy in metres,
 /// timestamp in microseconds; while inside its time is the entry's, from which the dwell time counts), or four
-/// `-` while undecided or unknown. An `event` line, a pending event of the owner, oldest first: user, app,
+/// `-` while undecided or unknown. An `event` line, a pending event of the owner, oldest first: the owner,
 /// region id, state, timestamp in microseconds and the fix as above (four `-` for unknown).
 ///
 /// App and region ids are escaped: a backslash, tab, line feed or carriage return is written `\\`, `\t`, `\n`
@@ -23,7 +24,9 @@
 /// refuses the whole file, naming the line. Regions whose expiry has come are left out, which is no error.
 public enum RegionFile {
     /// The first line.
-    public static let header = "# whereabouts regions 1"
+    public static let header = "# whereabouts regions 2"
+    /// The first line of a file written before owners were verified, whose owners are all claimed.
+    static let claimedOnlyHeader = "# whereabouts regions 1"
     /// The header's words before the version.
     private static let headerPrefix = "# whereabouts regions "
 
@@ -63,13 +66,13 @@ public enum RegionFile {
         var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.count > 1, lines.last?.isEmpty == true { lines.removeLast() }
         let first = Substring(lines[0])
-        guard first == header else {
+        guard first == header || first == claimedOnlyHeader else {
             throw RegionFileError(
                 file: file, line: 1,
                 problem: first.hasPrefix(headerPrefix)
                     ? .unsupportedVersion(String(first.dropFirst(headerPrefix.count))) : .missingHeader)
         }
-        var reader = Reader(now: now)
+        var reader = Reader(now: now, ownersVerified: first == header)
         for (offset, line) in lines.enumerated().dropFirst() {
             do {
                 try reader.read(line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false))
@@ -83,7 +86,7 @@ public enum RegionFile {
     // MARK: - Writing
 
     private static func ownerFields(_ owner: RegionOwner, id: String) -> [String] {
-        ["\(owner.user)", escaped(owner.app), escaped(id)]
+        ["\(owner.user)", escaped(owner.app), owner.verified ? "verified" : "claimed", escaped(id)]
     }
 
     private static func fixFields(_ fix: RegionFix?) -> [String] {
@@ -121,11 +124,28 @@ public enum RegionFile {
             var id: String
         }
 
-        init(now: WallTime) { self.now = now }
+        /// True when owners carry their `verified` or `claimed` field, after the app (version 2).
+        let ownersVerified: Bool
+        /// Whether the owner of the line being read is verified.
+        private var verified = false
+
+        init(now: WallTime, ownersVerified: Bool) {
+            self.now = now
+            self.ownersVerified = ownersVerified
+        }
 
         mutating func read(_ fields: [Substring.UTF8View]) throws(RegionFileProblem) {
-            let fields = fields.map(Substring.init)
+            var fields = fields.map(Substring.init)
             guard fields != [""] else { throw .emptyLine }
+            verified = false
+            if ownersVerified {
+                guard fields.count > 3 else { throw .fieldCount(found: fields.count, expected: 4) }
+                switch fields.remove(at: 3) {
+                case "verified": verified = true
+                case "claimed": verified = false
+                case let other: throw .invalidField(name: "verified", value: String(other))
+                }
+            }
             switch fields[0] {
             case "region": try readRegion(fields)
             case "event": try readEvent(fields)
@@ -141,7 +161,7 @@ public enum RegionFile {
 
         private mutating func readRegion(_ fields: [Substring]) throws(RegionFileProblem) {
             guard fields.count == 18 else { throw .fieldCount(found: fields.count, expected: 18) }
-            let (owner, id) = try RegionFile.owner(fields[1], fields[2], id: fields[3])
+            let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
             let latitude = try RegionFile.decimal(fields[4], "latitude")
             let longitude = try RegionFile.decimal(fields[5], "longitude")
             let radius = try RegionFile.decimal(fields[6], "radius")
@@ -190,7 +210,7 @@ public enum RegionFile {
 
         private mutating func readEvent(_ fields: [Substring]) throws(RegionFileProblem) {
             guard fields.count == 10 else { throw .fieldCount(found: fields.count, expected: 10) }
-            let (owner, id) = try RegionFile.owner(fields[1], fields[2], id: fields[3])
+            let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
             do {
                 _ = try Region.validated(
                     id: id, latitude: 0, longitude: 0, radius: Region.minimumRadius, options: [:], now: now)
@@ -215,12 +235,12 @@ public enum RegionFile {
     }
 
     private static func owner(
-        _ user: Substring, _ app: Substring, id: Substring
+        _ user: Substring, _ app: Substring, verified: Bool, id: Substring
     ) throws(RegionFileProblem) -> (RegionOwner, String) {
         let user: UInt32 = try unsigned(user, "user")
         guard let app = unescaped(app) else { throw .invalidField(name: "app", value: String(app)) }
         guard let id = unescaped(id) else { throw .invalidField(name: "id", value: String(id)) }
-        return (RegionOwner(user: user, app: app), id)
+        return (RegionOwner(user: user, app: app, verified: verified), id)
     }
 
     /// Four fields of a fix, or four `-`.

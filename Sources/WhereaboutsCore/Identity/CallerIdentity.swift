@@ -1,0 +1,42 @@
+/// What the system says about the process behind a connection, read once when the connection is first seen: the
+/// sandbox it runs in, whether it is the desktop portal, and the desktop file its unit is named after.
+public struct CallerIdentity: Sendable, Equatable {
+    /// The app its sandbox names, or ``AppIdentity/unconfined``.
+    public var sandbox: AppIdentity
+    /// True when it is the user's desktop portal outside any sandbox (``AppIdentityParsing/isDesktopPortal(cgroup:uid:)``).
+    public var isDesktopPortal: Bool
+    /// The desktop file id its systemd user unit is named after (``AppIdentityParsing/desktopHint(cgroup:)``): shown,
+    /// never used to grant.
+    public var desktopHint: String?
+
+    /// An identity with these parts.
+    public init(sandbox: AppIdentity, isDesktopPortal: Bool = false, desktopHint: String? = nil) {
+        self.sandbox = sandbox
+        self.isDesktopPortal = isDesktopPortal
+        self.desktopHint = desktopHint
+    }
+}
+
+extension AppIdentityParsing {
+    /// The identity of user `uid`'s process whose `/proc/PID/cgroup` is `cgroup` and whose connection's security
+    /// label is `securityLabel` (empty when the bus gave none).
+    ///
+    /// - Throws: ``AppIdentityError`` when either text is unreadable as ``flatpakApp(cgroup:)`` and
+    ///   ``snapApp(securityLabel:)`` say, or when they name two sandboxes at once.
+    public static func caller(cgroup: String, securityLabel: [UInt8], uid: UInt32) throws(AppIdentityError)
+        -> CallerIdentity
+    {
+        let flatpak = try flatpakApp(cgroup: cgroup)
+        let snap = try snapApp(securityLabel: securityLabel)
+        let sandbox: AppIdentity
+        switch (flatpak, snap) {
+        case (let flatpak?, let snap?): throw AppIdentityError(.twoSandboxes(flatpak: flatpak, snap: snap))
+        case (let flatpak?, nil): sandbox = .flatpak(flatpak)
+        case (nil, let snap?): sandbox = .snap(snap)
+        case (nil, nil): sandbox = .unconfined
+        }
+        return CallerIdentity(
+            sandbox: sandbox, isDesktopPortal: sandbox == .unconfined && isDesktopPortal(cgroup: cgroup, uid: uid),
+            desktopHint: desktopHint(cgroup: cgroup))
+    }
+}
