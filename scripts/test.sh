@@ -3,7 +3,7 @@
 # (scripts/check-imports.py) and format (swift format lint), builds, runs the whole suite, replays every
 # fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
 # suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager stand-ins, a
-# loopback HTTPS Ichnaea server, GeoClue 2.6 and the real whereaboutsd;
+# loopback HTTPS Ichnaea server, GeoClue 2.6, xdg-desktop-portal on a private session bus and the real whereaboutsd;
 # it never touches the machine's system bus. A skipped test fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 ensure_swift
 ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
-    libcurl4 ca-certificates openssl iproute2 \
+    xdg-desktop-portal bubblewrap libcurl4 ca-certificates openssl iproute2 \
     "${BUILD_PACKAGES[@]}"
 python3 scripts/check-imports.py
 # The house's format (.swift-format: 120 columns), as `swift format --in-place --recursive Sources Tests Fuzz
