@@ -54,11 +54,16 @@ extension ClientObject {
     /// The app the client is served as (``ClientApp``): a sandboxed owner's app whatever `DesktopId` says, as
     /// GeoClue decides for a Flatpak app (the property itself stays as written, as in GeoClue); the app the desktop
     /// portal names; otherwise the `DesktopId` claimed. `AccessDenied` when the owner's identity could not be read,
-    /// or when an owner outside any sandbox set no `DesktopId`.
+    /// when an owner outside any sandbox set no `DesktopId`, or when it claims the portal's own id.
     func servedApp() async throws(DBusError) -> ClientApp {
         let identity = try await service.identity(of: owner)
         guard let app = ClientApp(caller: identity, desktopId: desktopId) else {
             throw .accessDenied("'DesktopId' property must be set")
+        }
+        guard !app.impersonatesThePortal else {
+            throw .accessDenied(
+                "only the desktop portal, outside any sandbox in its user's xdg-desktop-portal.service, may ask as '\(ClientApp.desktopPortalID)'"
+            )
         }
         return app
     }

@@ -188,25 +188,11 @@ public final class DesktopPortalHarness: @unchecked Sendable {
 
     deinit { stop() }
 
-    /// bwrap's arguments for an app's sandbox, up to the command.
+    /// bwrap's arguments for an app's sandbox, up to the command: it reaches both buses and the client scripts.
     private func sandboxArguments(flatpakInfo: URL) -> [String] {
-        var arguments = ["--ro-bind", "/usr", "/usr"]
-        for name in ["bin", "lib", "lib64", "sbin"] {
-            let path = "/" + name
-            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
-                arguments += ["--symlink", target, path]
-            } else if FileManager.default.fileExists(atPath: path) {
-                arguments += ["--ro-bind", path, path]
-            }
-        }
-        let servers = Self.clientScript.deletingLastPathComponent().path
-        arguments += [
-            "--ro-bind", "/etc", "/etc", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-            "--bind", directory.path, directory.path, "--bind", systemBus.directory.path, systemBus.directory.path,
-            "--ro-bind", servers, servers, "--ro-bind", flatpakInfo.path, "/.flatpak-info",
-            "--unshare-pid", "--die-with-parent", "--chdir", "/",
-        ]
-        return arguments
+        FlatpakSandbox.bwrapArguments(
+            infoFile: flatpakInfo, shared: [directory, systemBus.directory],
+            readOnly: [Self.clientScript.deletingLastPathComponent()])
     }
 
     /// The environment of the store, the portal and the apps: the two buses, homes under `directory`, no

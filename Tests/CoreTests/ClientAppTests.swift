@@ -95,6 +95,16 @@ struct ClientAppTests {
         #expect(ClientApp(caller: portal, desktopId: "") == .claimed(""))
     }
 
+    @Test func onlyThePortalIsThePortal() {
+        let portal = CallerIdentity(sandbox: .unconfined, isDesktopPortal: true)
+        #expect(ClientApp(caller: portal, desktopId: ClientApp.desktopPortalID) == .portal("xdg-desktop-portal"))
+        #expect(ClientApp(caller: portal, desktopId: ClientApp.desktopPortalID)?.impersonatesThePortal == false)
+        let plain = CallerIdentity(sandbox: .unconfined)
+        #expect(ClientApp(caller: plain, desktopId: ClientApp.desktopPortalID)?.impersonatesThePortal == true)
+        let sandboxed = CallerIdentity(sandbox: .flatpak("org.gnome.Maps"))
+        #expect(ClientApp(caller: sandboxed, desktopId: ClientApp.desktopPortalID)?.impersonatesThePortal == false)
+    }
+
     @Test func outsideASandboxTheDesktopIdIsAClaim() {
         let plain = CallerIdentity(sandbox: .unconfined, desktopHint: "org.gnome.Maps")
         #expect(ClientApp(caller: plain, desktopId: "firefox") == .claimed("firefox"))

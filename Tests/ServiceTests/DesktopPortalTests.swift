@@ -35,6 +35,17 @@ struct DesktopPortalTests {
             ])
             print("ActiveApps while \(Self.app) holds a portal session: \(active.output)")
             #expect(active.output.trimmingCharacters(in: .whitespacesAndNewlines) == #"as 1 "xdg-desktop-portal""#)
+            // The daemon served the portal's client, which it refuses to anyone claiming the portal's id without
+            // being in the portal's unit: it knew the portal by its cgroup.
+            let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/identity_client.py").path
+            let impostor = try Unprivileged.run(
+                ["/usr/bin/python3", script, daemon.bus.address, "xdg-desktop-portal", "identity", "locate"],
+                asUser: nil, environment: daemon.bus.environment, in: daemon.directory)
+            #expect(
+                impostor.output == "identity claimed:xdg-desktop-portal hint -\n"
+                    + "refused org.freedesktop.DBus.Error.AccessDenied: only the desktop portal, outside any sandbox "
+                    + "in its user's xdg-desktop-portal.service, may ask as 'xdg-desktop-portal'\n",
+                "\(impostor.output)")
             // An app the permission store does not know would get the access dialog; the harness has no backend to
             // show it, so the portal answers at once that the request failed.
             let stranger = try portal.spawnApp(

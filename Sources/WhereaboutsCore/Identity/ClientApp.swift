@@ -13,6 +13,10 @@ public enum ClientApp: Sendable, Equatable, CustomStringConvertible {
     /// The `DesktopId` of a caller outside any sandbox: its own word, which any process of its user could give.
     case claimed(String)
 
+    /// The `DesktopId` the desktop portal gives its client, whichever app it asks for (xdg-desktop-portal 1.16
+    /// and later name no app to GeoClue; they keep their own permission per app).
+    public static let desktopPortalID = "xdg-desktop-portal"
+
     /// The app that a caller with `identity` who set `desktopId` is served as; nil for a caller outside any
     /// sandbox that set no `DesktopId`.
     public init?(caller identity: CallerIdentity, desktopId: String?) {
@@ -31,6 +35,10 @@ public enum ClientApp: Sendable, Equatable, CustomStringConvertible {
         case .flatpak(let id), .snap(let id), .portal(let id), .claimed(let id): id
         }
     }
+
+    /// True for a caller that is not the desktop portal claiming to be it: the configuration may allow the portal
+    /// (which asks its users itself), and no claim may stand in for it.
+    public var impersonatesThePortal: Bool { self == .claimed(ClientApp.desktopPortalID) }
 
     /// True when the system vouches for the id: a sandbox's, or the portal's.
     public var isVerified: Bool {
