@@ -24,6 +24,48 @@ struct IchnaeaQueryTests {
         #expect(!text(body).contains("net"))
     }
 
+    @Test func aCellQuerySendsEachCellsFiveIdentifiersAndAllowsOnlyTheAreaFallback() throws {
+        let lte = try ServingCell(modemManagerLocation: "310,410,0,8A1B2C3,5A1F", accessTechnologies: .lte)
+        let nr = try ServingCell(modemManagerLocation: "262,01,0,1A2B3C4D5,1F0A3C", accessTechnologies: .nr)
+        let body = IchnaeaQuery.geolocate(accessPoints: [], cells: [lte, nr, lte])
+        #expect(
+            text(body)
+                == #"{"cellTowers":["#
+                + #"{"cellId":144814787,"locationAreaCode":23071,"mobileCountryCode":310,"mobileNetworkCode":410,"#
+                + #""radioType":"lte"},"#
+                + #"{"cellId":7024657621,"locationAreaCode":2034236,"mobileCountryCode":262,"mobileNetworkCode":1,"#
+                + #""radioType":"nr"}],"#
+                + #""considerIp":false,"fallbacks":{"ipf":false,"lacf":true}}"#)
+    }
+
+    @Test func cellsAndAccessPointsGoInOneQuery() throws {
+        let gsm = try ServingCell(modemManagerLocation: "262,01,1A2B,3C4D,0", accessTechnologies: .edge)
+        let usable = [WiFiFixtures.accessPoint(0xaabbcc, -48, frequency: 5180), WiFiFixtures.accessPoint(2, -71)]
+        #expect(
+            text(IchnaeaQuery.geolocate(accessPoints: usable, cells: [gsm]))
+                == #"{"cellTowers":["#
+                + #"{"cellId":15437,"locationAreaCode":6699,"mobileCountryCode":262,"mobileNetworkCode":1,"#
+                + #""radioType":"gsm"}],"#
+                + #""considerIp":false,"fallbacks":{"ipf":false,"lacf":true},"wifiAccessPoints":["#
+                + #"{"macAddress":"00:1a:2b:aa:bb:cc","signalStrength":-48},"#
+                + #"{"macAddress":"00:1a:2b:00:00:02","signalStrength":-71}]}"#)
+        // One access point cannot place the client, so it is not told to the server.
+        #expect(
+            IchnaeaQuery.geolocate(accessPoints: [usable[0]], cells: [gsm])
+                == IchnaeaQuery.geolocate(accessPoints: [], cells: [gsm]))
+        #expect(!text(IchnaeaQuery.geolocate(accessPoints: [usable[0]], cells: [gsm])).contains("wifiAccessPoints"))
+    }
+
+    @Test func withoutCellsTheQueryIsTheWiFiQuery() {
+        let usable = [
+            WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(2, -60), WiFiFixtures.accessPoint(3, -70),
+        ]
+        for count in 0...usable.count {
+            let some = Array(usable.prefix(count))
+            #expect(IchnaeaQuery.geolocate(accessPoints: some, cells: []) == IchnaeaQuery.wifi(some), "\(count)")
+        }
+    }
+
     @Test func anIPQueryIsAnEmptyObject() {
         #expect(text(IchnaeaQuery.ip()) == "{}")
     }

@@ -1,7 +1,9 @@
 /// Request bodies for an Ichnaea-compatible service (Mozilla Ichnaea, beaconDB), as UTF-8 JSON.
 ///
 /// Queries carry only what the answer needs: beaconDB reads `macAddress` and `signalStrength` of each access
-/// point and nothing else for a position, so network names, ages and frequencies stay on the machine.
+/// point and nothing else for a position, so network names, ages and frequencies stay on the machine; of a cell
+/// it reads the radio, the codes of country, network and area, the cell id and a scrambling code, which
+/// ModemManager does not give.
 public enum IchnaeaQuery {
     /// The `/v1/geolocate` body for a Wi-Fi position:
     /// `{"considerIp":false,"fallbacks":{"ipf":false,"lacf":false},"wifiAccessPoints":[{"macAddress":"…",
@@ -11,18 +13,62 @@ public enum IchnaeaQuery {
     /// `considerIp` and both `fallbacks` are off so that a server that cannot place the access points answers
     /// 404 rather than a position from the client's IP address dressed as a Wi-Fi fix.
     public static func wifi(_ usable: [AccessPoint]) -> [UInt8] {
-        let accessPoints: [JSONValue] = usable.map { accessPoint in
-            [
-                "macAddress": .string(accessPoint.bssid.description),
-                "signalStrength": .number(Double(accessPoint.signal)),
-            ]
-        }
         let body: JSONValue = [
             "considerIp": false,
             "fallbacks": ["ipf": false, "lacf": false],
-            "wifiAccessPoints": .array(accessPoints),
+            "wifiAccessPoints": .array(usable.map(wifiAccessPoint)),
         ]
         return body.serializedBytes
+    }
+
+    /// The `/v1/geolocate` body for a position from serving cells and access points in one query; with no cells,
+    /// exactly ``wifi(_:)``.
+    ///
+    /// With cells: `{"cellTowers":[{"cellId":…,"locationAreaCode":…,"mobileCountryCode":…,
+    /// "mobileNetworkCode":…,"radioType":"lte"},…],"considerIp":false,"fallbacks":{"ipf":false,"lacf":true},
+    /// "wifiAccessPoints":[…]}`.
+    ///
+    /// * Each cell is sent once, in the order given (two modems may be on the same cell), with the five
+    ///   identifiers Ichnaea needs for a cell estimate and nothing else (``ServingCell`` says why); `radioType` is
+    ///   per cell, not at the top level, since two modems may be on different radios.
+    /// * The access points are sent as ``wifi(_:)`` sends them, but only when there are at least
+    ///   ``AccessPointSelection/minimumForQuery``: fewer cannot place the client (Ichnaea and beaconDB need two)
+    ///   and would only tell the server about them. GeoClue leaves them out the same way.
+    /// * `considerIp` and the `ipf` fallback are off, as for Wi-Fi: a position from the client's IP address is not
+    ///   a cell fix. The `lacf` fallback is on: when the service does not know the cell, Ichnaea answers from the
+    ///   cell's location area, with `"fallback":"lacf"` and that area's radius as the accuracy (50 to 500 km).
+    ///   That is coarse but honest, it comes from where the modem really is, and it is how GeoClue queries (it
+    ///   sends no `fallbacks`, so both are on). beaconDB ignores `lacf` and has no area estimate.
+    /// * An NR cell makes Mozilla's Ichnaea refuse the whole request (400 `parseError`); beaconDB takes it.
+    public static func geolocate(accessPoints usable: [AccessPoint], cells: [ServingCell]) -> [UInt8] {
+        guard !cells.isEmpty else { return wifi(usable) }
+        var seen: Set<ServingCell> = []
+        let towers: [JSONValue] = cells.filter { seen.insert($0).inserted }.map { cell in
+            [
+                "radioType": .string(cell.radio.ichnaeaName),
+                "mobileCountryCode": .number(Double(cell.mobileCountryCode)),
+                "mobileNetworkCode": .number(Double(cell.mobileNetworkCode)),
+                "locationAreaCode": .number(Double(cell.areaCode)),
+                "cellId": .number(Double(cell.cellID)),
+            ]
+        }
+        var body: [String: JSONValue] = [
+            "cellTowers": .array(towers),
+            "considerIp": false,
+            "fallbacks": ["ipf": false, "lacf": true],
+        ]
+        if usable.count >= AccessPointSelection.minimumForQuery {
+            body["wifiAccessPoints"] = .array(usable.map(wifiAccessPoint))
+        }
+        return JSONValue.object(body).serializedBytes
+    }
+
+    /// A `wifiAccessPoints` entry of a geolocate query: the address and the signal, nothing else.
+    private static func wifiAccessPoint(_ accessPoint: AccessPoint) -> JSONValue {
+        [
+            "macAddress": .string(accessPoint.bssid.description),
+            "signalStrength": .number(Double(accessPoint.signal)),
+        ]
     }
 
     /// The `/v1/geolocate` body for a position from the client's IP address alone: `{}`.
