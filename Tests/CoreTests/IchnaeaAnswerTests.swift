@@ -46,6 +46,27 @@ struct IchnaeaAnswerTests {
                 == .position(latitude: 52.5, longitude: 13.4, accuracy: 10_000))
     }
 
+    @Test func aCellAnswerMayComeFromTheCellAreaButNotFromTheAddress() {
+        let area = #"{"location":{"lat":52.5,"lng":13.4},"accuracy":120000,"fallback":"lacf"}"#
+        #expect(interpret(200, area, .cells) == .position(latitude: 52.5, longitude: 13.4, accuracy: 120_000))
+        #expect(
+            interpret(200, #"{"location":{"lat":52.5,"lng":13.4},"accuracy":2500}"#, .cells)
+                == .position(latitude: 52.5, longitude: 13.4, accuracy: 2_500))
+        let address = #"{"location":{"lat":52.5,"lng":13.4},"accuracy":25000,"fallback":"ipf"}"#
+        #expect(
+            reason(interpret(200, address, .cells))
+                == "the server answered from a fallback (ipf) although only the cell area one (lacf) was allowed")
+        #expect(reason(interpret(200, #"{"location":{"lat":1,"lng":2},"accuracy":50,"fallback":7}"#, .cells)) != nil)
+        #expect(
+            interpret(200, #"{"location":{"lat":52.5,"lng":13.4},"accuracy":500000}"#, .cells)
+                == .position(latitude: 52.5, longitude: 13.4, accuracy: 500_000))
+        #expect(
+            reason(interpret(200, #"{"location":{"lat":52.5,"lng":13.4},"accuracy":500001}"#, .cells))?
+                .hasPrefix("accuracy 500001 m is not a cell position") == true)
+        // A Wi-Fi query still allows no fallback at all.
+        #expect(reason(interpret(200, area))?.contains("although none was allowed") == true)
+    }
+
     @Test func aBadPositionIsMalformedNamingTheField() {
         let cases: [(String, String)] = [
             (#"{"location":{"lat":90.5,"lng":0},"accuracy":10}"#, "location.lat 90.5 is out of range"),

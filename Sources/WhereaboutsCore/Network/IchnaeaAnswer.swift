@@ -2,6 +2,9 @@
 public enum QueryKind: Sendable, Equatable {
     /// A position from access points, every fallback off (``IchnaeaQuery/wifi(_:)``).
     case wifi
+    /// A position from serving cells, with access points or without (``IchnaeaQuery/geolocate(accessPoints:cells:)``
+    /// given cells): the IP fallback off, the cell-area one (`lacf`) allowed.
+    case cells
     /// A position from the client's IP address (``IchnaeaQuery/ip()``).
     case ip
 }
@@ -26,6 +29,9 @@ public enum IchnaeaOutcome: Sendable, Equatable {
     /// 500 m and beaconDB's come from access points it places within 500 m; a radius of kilometres is a
     /// position from some other source (the IP address, a cell area), which a Wi-Fi fix must never be.
     public static let maximumWiFiAccuracy = 10_000.0
+    /// The largest accuracy believed from a cell query, in metres: Ichnaea's largest cell-area estimate. Anything
+    /// coarser did not come from the cells.
+    public static let maximumCellAccuracy = 500_000.0
     /// The most characters of a server's message kept.
     public static let maximumMessageLength = 200
 
@@ -33,10 +39,11 @@ public enum IchnaeaOutcome: Sendable, Equatable {
     ///
     /// * 200 with `{"location":{"lat":…,"lng":…},"accuracy":…}`: ``position(latitude:longitude:accuracy:)`` when
     ///   the latitude is in −90…90, the longitude in −180…180 and the accuracy finite, above 0 and at most
-    ///   ``maximumAccuracy`` (``maximumWiFiAccuracy`` for Wi-Fi); ``malformed(_:)`` naming the field otherwise.
-    ///   Other members are ignored, except that on a Wi-Fi query a `fallback` member (`"ipf"`, `"lacf"`) makes
-    ///   the answer ``malformed(_:)``: the server placed the client by something the query did not allow, and
-    ///   that is never a Wi-Fi fix. On an IP query a fallback is what was asked for.
+    ///   ``maximumAccuracy`` (``maximumWiFiAccuracy`` for Wi-Fi, ``maximumCellAccuracy`` for cells);
+    ///   ``malformed(_:)`` naming the field otherwise. Other members are ignored, except that on a Wi-Fi query a
+    ///   `fallback` member (`"ipf"`, `"lacf"`) makes the answer ``malformed(_:)``: the server placed the client by
+    ///   something the query did not allow, and that is never a Wi-Fi fix. On a cell query only `"lacf"` is
+    ///   allowed, the cell's location area; on an IP query a fallback is what was asked for.
     /// * 404: ``notFound``, whatever the body.
     /// * 429 and 5xx: ``serverTrouble(status:message:)``; other 4xx: ``refused(status:message:)``. The message is
     ///   Ichnaea's error (`{"error":{"message":…,"errors":[{"reason":…}]}}`) as `reason: message`, or the body
@@ -63,9 +70,10 @@ public enum IchnaeaOutcome: Sendable, Equatable {
         guard answer.objectValue != nil else {
             return .malformed("the answer is \(answer.typeDescription), not an object")
         }
-        if kind == .wifi, let fallback = answer["fallback"] {
+        if kind != .ip, let fallback = answer["fallback"], kind == .wifi || fallback != "lacf" {
             let name = fallback.stringValue.map { " (\(sanitised($0)))" } ?? ""
-            return .malformed("the server answered from a fallback\(name) although none was allowed")
+            let allowed = kind == .wifi ? "none was allowed" : "only the cell area one (lacf) was allowed"
+            return .malformed("the server answered from a fallback\(name) although \(allowed)")
         }
         guard let location = answer["location"] else { return .malformed("the answer has no location") }
         guard location.objectValue != nil else {
@@ -90,6 +98,11 @@ public enum IchnaeaOutcome: Sendable, Equatable {
         if kind == .wifi, accuracy > maximumWiFiAccuracy {
             return .malformed(
                 "accuracy \(JSONWriter.text(of: accuracy)) m is not a Wi-Fi position; the server placed the client "
+                    + "by something else")
+        }
+        if kind == .cells, accuracy > maximumCellAccuracy {
+            return .malformed(
+                "accuracy \(JSONWriter.text(of: accuracy)) m is not a cell position; the server placed the client "
                     + "by something else")
         }
         return .position(latitude: latitude, longitude: longitude, accuracy: accuracy)
