@@ -23,3 +23,5 @@
 @inline(__always) func exponentialMinusOne(_ value: Double) -> Double { expm1(value) }
 
 @inline(__always) func naturalLogarithm(_ value: Double) -> Double { log(value) }
+
+@inline(__always) func arcTangent(_ y: Double, _ x: Double) -> Double { atan2(y, x) }
