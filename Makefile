@@ -168,7 +168,8 @@ fuzz: fuzz-build
 SANITIZERS          := address thread
 SANITIZER_OUT       := $(CURDIR)/.build/sanitizers
 SANITIZER_PACKAGES  := make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
-                       xdg-desktop-portal bubblewrap libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config
+                       xdg-desktop-portal bubblewrap python3-gi \
+                       libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config
 SANITIZER_ENV_address = ASAN_OPTIONS=log_path=$(SANITIZER_OUT)/address/report:detect_leaks=1 \
                         LSAN_OPTIONS=suppressions=$(CURDIR)/Fuzz/sanitizers/lsan.supp
 SANITIZER_ENV_thread  = TSAN_OPTIONS=log_path=$(SANITIZER_OUT)/thread/report:suppressions=$(CURDIR)/Fuzz/sanitizers/tsan.supp

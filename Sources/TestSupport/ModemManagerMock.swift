@@ -1,0 +1,266 @@
+import Foundation
+import Glibc
+
+/// A stand-in for ModemManager (1.20, as Debian 12 has it) on a ``PrivateBus``: the project's
+/// `Tests/Servers/modemmanager_mock.py`, owning `org.freedesktop.ModemManager1`.
+///
+/// It serves ModemManager's manager object with its object manager, and modems at
+/// `/org/freedesktop/ModemManager1/Modem/N` with `org.freedesktop.ModemManager1.Modem` and, while a modem is past
+/// its SIM lock, `org.freedesktop.ModemManager1.Modem.Location`: `Setup`, `GetLocation`, `SetGpsRefreshRate` with
+/// ModemManager's checks and error names (polkit's refusal by the caller's Unix user, a modem not yet enabled,
+/// unsupported sources), the Location dictionary as ModemManager builds it, and `PropertiesChanged` for it only
+/// while `SignalsLocation` is on (the script's own documentation has the details). This wrapper drives the
+/// script's control interface with `busctl`: modems added and removed, their state, the network's serving cell,
+/// NMEA from the GPS port, the users polkit authorises, and the `Setup` and `SetGpsRefreshRate` calls received.
+///
+/// The bus must let root own `org.freedesktop.ModemManager1` and callers use it as ModemManager's own policy does:
+/// create it with `PrivateBus(extraPolicy: ModemManagerMock.busPolicy)`.
+public final class ModemManagerMock: @unchecked Sendable {
+    public static let busName = "org.freedesktop.ModemManager1"
+    public static let managerPath = "/org/freedesktop/ModemManager1"
+    public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
+    public static let locationInterface = "org.freedesktop.ModemManager1.Modem.Location"
+    /// The script.
+    public static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/modemmanager_mock.py")
+    static let controlPath = "/io/github/whereabouts1/Test/ModemManager"
+    static let controlInterface = "io.github.whereabouts1.Test.ModemManager"
+
+    /// ModemManager's bus policy (`org.freedesktop.ModemManager1.conf`, polkit build) for what the stand-in
+    /// serves: root owns the name and may call anything (the control interface included); everyone may
+    /// introspect, read properties, list the objects and call the methods polkit guards.
+    public static let busPolicy = """
+        <policy user="root">
+          <allow own="org.freedesktop.ModemManager1"/>
+          <allow send_destination="org.freedesktop.ModemManager1"/>
+        </policy>
+        <policy context="default">
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.DBus.Introspectable"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.DBus.Properties"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.DBus.ObjectManager"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.ModemManager1"
+                 send_member="ScanDevices"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.ModemManager1"
+                 send_member="SetLogging"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.ModemManager1.Modem"
+                 send_member="ListBearers"/>
+          <allow send_destination="org.freedesktop.ModemManager1" send_interface="org.freedesktop.ModemManager1.Modem"
+                 send_member="Enable"/>
+          <allow send_destination="org.freedesktop.ModemManager1"
+                 send_interface="org.freedesktop.ModemManager1.Modem.Location" send_member="Setup"/>
+          <allow send_destination="org.freedesktop.ModemManager1"
+                 send_interface="org.freedesktop.ModemManager1.Modem.Location" send_member="SetSuplServer"/>
+          <allow send_destination="org.freedesktop.ModemManager1"
+                 send_interface="org.freedesktop.ModemManager1.Modem.Location" send_member="InjectAssistanceData"/>
+          <allow send_destination="org.freedesktop.ModemManager1"
+                 send_interface="org.freedesktop.ModemManager1.Modem.Location" send_member="SetGpsRefreshRate"/>
+          <allow send_destination="org.freedesktop.ModemManager1"
+                 send_interface="org.freedesktop.ModemManager1.Modem.Location" send_member="GetLocation"/>
+        </policy>
+        """
+
+    /// ModemManager's `MMModemLocationSource` bits.
+    public struct LocationSources: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// The serving cell: `"MCC,MNC,LAC,CI,TAC"`.
+        public static let threeGPPCell = LocationSources(rawValue: 1 << 0)
+        /// The GGA fix as a dictionary.
+        public static let gpsRaw = LocationSources(rawValue: 1 << 1)
+        /// NMEA sentences.
+        public static let gpsNMEA = LocationSources(rawValue: 1 << 2)
+        /// The CDMA base station's position.
+        public static let cdmaBaseStation = LocationSources(rawValue: 1 << 3)
+    }
+
+    /// ModemManager's `MMModemState`.
+    public enum ModemState: Int32, Sendable {
+        case failed = -1
+        case unknown = 0
+        case initializing = 1
+        case locked = 2
+        case disabled = 3
+        case disabling = 4
+        case enabling = 5
+        case enabled = 6
+        case searching = 7
+        case registered = 8
+        case disconnecting = 9
+        case connecting = 10
+        case connected = 11
+    }
+
+    /// ModemManager's `MMModemAccessTechnology` bits (the common ones).
+    public struct AccessTechnologies: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let gsm = AccessTechnologies(rawValue: 1 << 1)
+        public static let umts = AccessTechnologies(rawValue: 1 << 5)
+        public static let lte = AccessTechnologies(rawValue: 1 << 14)
+        public static let nr5g = AccessTechnologies(rawValue: 1 << 15)
+    }
+
+    /// The polkit actions ModemManager checks.
+    public enum Action: String, Sendable {
+        /// `Setup`, `SetGpsRefreshRate`, `Enable` and the other device controls.
+        case deviceControl = "org.freedesktop.ModemManager1.Device.Control"
+        /// `GetLocation`.
+        case location = "org.freedesktop.ModemManager1.Location"
+    }
+
+    /// One `Setup` call a modem received.
+    public struct SetupCall: Sendable, Equatable {
+        public let uid: uid_t
+        public let sources: LocationSources
+        public let signalLocation: Bool
+        /// The D-Bus error it was answered with; nil when it succeeded.
+        public let error: String?
+
+        public init(uid: uid_t, sources: LocationSources, signalLocation: Bool, error: String?) {
+            self.uid = uid
+            self.sources = sources
+            self.signalLocation = signalLocation
+            self.error = error
+        }
+    }
+
+    /// One `SetGpsRefreshRate` call a modem received.
+    public struct RefreshRateCall: Sendable, Equatable {
+        public let uid: uid_t
+        /// Seconds.
+        public let rate: UInt32
+        /// The D-Bus error it was answered with; nil when it succeeded.
+        public let error: String?
+
+        public init(uid: uid_t, rate: UInt32, error: String?) {
+            self.uid = uid
+            self.rate = rate
+            self.error = error
+        }
+    }
+
+    /// The bus the stand-in is on.
+    public let bus: PrivateBus
+    /// The stand-in's process.
+    public let process: ChildProcess
+
+    /// Starts the stand-in and returns once it owns `org.freedesktop.ModemManager1`; polkit authorises only root
+    /// until ``authorise(_:users:)`` says otherwise.
+    public init(bus: PrivateBus) throws {
+        self.bus = bus
+        try Self.checkPython(in: bus.directory)
+        let process = try ChildProcess(
+            WPASupplicantMock.python, [Self.script.path], environment: bus.environment,
+            logFile: bus.directory.appendingPathComponent("modemmanager-mock-\(UUID().uuidString).log"))
+        self.process = process
+        try Wait.until("the ModemManager stand-in to own \(Self.busName)", timeout: 20) {
+            guard process.isRunning else {
+                throw TestEnvironmentError("the ModemManager stand-in exited:\n\(process.log)")
+            }
+            return try WPASupplicantMock.busctl(bus, ["status", Self.busName]).status == 0
+        }
+    }
+
+    /// Fails with a clear message unless Debian's Python has GLib's bindings.
+    static func checkPython(in directory: URL) throws {
+        let check = try Unprivileged.run(
+            [WPASupplicantMock.python.path, "-c", "from gi.repository import Gio, GLib"], asUser: nil,
+            environment: ProcessInfo.processInfo.environment, in: directory, timeout: 30)
+        guard check.status == 0 else {
+            throw TestEnvironmentError(
+                "\(WPASupplicantMock.python.path) lacks GLib's bindings; install python3-gi:\n\(check.output)")
+        }
+    }
+
+    /// Adds a modem (`InterfacesAdded`) and returns its object path. It appears in `state` if that is disabled or
+    /// below, else disabled and then moves to `state` with `StateChanged`, as an enabled modem does;
+    /// `accessTechnologies` are the network's, shown while it is registered.
+    @discardableResult
+    public func addModem(
+        capabilities: LocationSources, state: ModemState = .disabled, accessTechnologies: AccessTechnologies = .lte
+    ) throws -> String {
+        let output = try control(
+            "AddModem",
+            [
+                "a{sv}", "3", "LocationCapabilities", "u", String(capabilities.rawValue), "State", "i",
+                String(state.rawValue), "AccessTechnologies", "u", String(accessTechnologies.rawValue),
+            ])
+        let words = BusctlWords.split(output)
+        guard words.count == 2, words[0] == "o" else { throw TestEnvironmentError("AddModem answered \(output)") }
+        return words[1]
+    }
+
+    /// Removes the modem at `path` (`InterfacesRemoved`).
+    public func removeModem(_ path: String) throws {
+        _ = try control("RemoveModem", ["o", path])
+    }
+
+    /// Moves the modem at `path` to `state`, as ModemManager reports it (`StateChanged` with reason unknown).
+    public func setState(_ path: String, _ state: ModemState) throws {
+        _ = try control("SetState", ["oiu", path, String(state.rawValue), "0"])
+    }
+
+    /// Sets the cell the network serves the modem at `path` from: the operator code (MCC and MNC digits), the
+    /// location and tracking area codes and the cell id (0: not reported).
+    public func setServingCell(_ path: String, operatorCode: String, lac: UInt32, tac: UInt32, cellID: UInt32) throws {
+        _ = try control("SetServingCell", ["osuuu", path, operatorCode, String(lac), String(tac), String(cellID)])
+    }
+
+    /// Sends `sentences` from the GPS port of the modem at `path`.
+    public func pushNMEA(_ path: String, _ sentences: [String]) throws {
+        _ = try control("PushNmea", ["os", path, sentences.joined(separator: "\r\n")])
+    }
+
+    /// Makes polkit authorise `action` for exactly `users` (root included only if listed).
+    public func authorise(_ action: Action, users: [uid_t]) throws {
+        _ = try control("SetAuthorisedUsers", ["sau", action.rawValue, String(users.count)] + users.map(String.init))
+    }
+
+    /// Every `Setup` call the modem at `path` received, refused ones included, in order.
+    public func setupCalls(_ path: String) throws -> [SetupCall] {
+        try records(try control("GetSetupCalls", ["o", path]), type: "a(uubs)", fields: 4).map { fields in
+            guard let uid = uid_t(fields[0]), let sources = UInt32(fields[1]), let signal = Bool(fields[2]) else {
+                throw TestEnvironmentError("GetSetupCalls answered \(fields)")
+            }
+            return SetupCall(
+                uid: uid, sources: LocationSources(rawValue: sources), signalLocation: signal,
+                error: fields[3].isEmpty ? nil : fields[3])
+        }
+    }
+
+    /// Every `SetGpsRefreshRate` call the modem at `path` received, refused ones included, in order.
+    public func gpsRefreshRateCalls(_ path: String) throws -> [RefreshRateCall] {
+        try records(try control("GetGpsRefreshRateCalls", ["o", path]), type: "a(uus)", fields: 3).map { fields in
+            guard let uid = uid_t(fields[0]), let rate = UInt32(fields[1]) else {
+                throw TestEnvironmentError("GetGpsRefreshRateCalls answered \(fields)")
+            }
+            return RefreshRateCall(uid: uid, rate: rate, error: fields[2].isEmpty ? nil : fields[2])
+        }
+    }
+
+    /// Stops the stand-in: ModemManager leaves the bus.
+    public func stop() {
+        process.stop(grace: 2)
+    }
+
+    /// The structures of an array answer, `type` then a count, each with `fields` words.
+    private func records(_ output: String, type: String, fields: Int) throws -> [[String]] {
+        let words = BusctlWords.split(output)
+        guard words.count >= 2, words[0] == type, let count = Int(words[1]), words.count == 2 + count * fields else {
+            throw TestEnvironmentError("expected \(type), got \(output)")
+        }
+        return stride(from: 2, to: words.count, by: fields).map { Array(words[$0..<$0 + fields]) }
+    }
+
+    /// Calls a control method and returns busctl's answer.
+    private func control(_ member: String, _ arguments: [String]) throws -> String {
+        let result = try WPASupplicantMock.busctl(
+            bus, ["call", "--", Self.busName, Self.controlPath, Self.controlInterface, member] + arguments)
+        guard result.status == 0 else {
+            throw TestEnvironmentError(
+                "\(member) on the ModemManager stand-in failed: \(result.output)\n\(process.log)")
+        }
+        return result.output
+    }
+
+    deinit { stop() }
+}
