@@ -168,7 +168,7 @@ fuzz: fuzz-build
 SANITIZERS          := address thread
 SANITIZER_OUT       := $(CURDIR)/.build/sanitizers
 SANITIZER_PACKAGES  := make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
-                       xdg-desktop-portal bubblewrap python3-gi \
+                       xdg-desktop-portal bubblewrap python3-gi iio-sensor-proxy umockdev \
                        libdbus-1-dev libgps-dev libpolkit-gobject-1-dev pkg-config
 SANITIZER_ENV_address = ASAN_OPTIONS=log_path=$(SANITIZER_OUT)/address/report:detect_leaks=1 \
                         LSAN_OPTIONS=suppressions=$(CURDIR)/Fuzz/sanitizers/lsan.supp
