@@ -2,8 +2,8 @@ import DBus
 import Loop
 import WhereaboutsCore
 
-/// A client's admission: whether its app may have location now, and at which level. The README's seven steps, in
-/// their order, in ``admissionLevel(_:)``; what changes a running client's admission (its session, the user's
+/// A client's admission: whether its app may have location now, and at which level. The README's steps 0 to 7, in
+/// their order, in ``admissionLevel()``; what changes a running client's admission (its session, the user's
 /// agent cap, its authorisation) after it.
 extension ClientObject {
     /// Runs the admission `ClientLife` asked for, and hands its outcome back as an event.

@@ -170,6 +170,30 @@ struct AppIdentityTests {
         #expect(setup.harness.daemonLog.contains("is: the Flatpak scope 'app-flatpak-notanid-7.scope'"))
     }
 
+    @Test func theCLIShowsWhoItIsTakenForAndWhichGrantsAreVerified() throws {
+        let setup = try Setup()
+        defer { setup.stop() }
+        // An app a desktop launched, in the user unit named after its desktop file: a hint, and still a claim.
+        let unit = try Self.scope(setup.nobody, "app-gnome-org.example.Notes-3.scope")
+        defer { unit.remove() }
+        let cli = try ProjectPaths.product("whereabouts").path
+        let status = try Unprivileged.run(
+            unit.launcher + (try Unprivileged.prefix(asUser: "nobody")) + [cli, "status", "--desktop-id", Self.notes],
+            asUser: nil, environment: setup.harness.bus.environment, in: setup.harness.directory)
+        #expect(
+            status.output.contains(
+                "this process: claimed:\(Self.notes) (claimed, not verified; its unit is named after \(Self.notes).desktop)\n"
+            ),
+            "\(status.output)")
+        let grants = try Unprivileged.run(
+            [cli, "grants", "--desktop-id", Self.notes], environment: setup.harness.bus.environment,
+            in: setup.harness.directory)
+        #expect(
+            grants.output
+                == "\(setup.nobody)\t\(Self.maps)\talways\tverified\n\(setup.nobody)\t\(Self.notes)\talways\n",
+            "\(grants.output)")
+    }
+
     @Test func aProcessGoneBeforeItIsReadIsRefusedNotTakenForUnsandboxed() throws {
         let setup = try Setup()
         defer { setup.stop() }

@@ -28,7 +28,41 @@ public func fuzzIdentity(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     if case .failure(let error) = label { precondition(!error.description.isEmpty, "an error without a description") }
     precondition(snapApp(bytes + [0]) == label, "a NUL after the label changed its reading")
+    checkCaller(cgroup: text, label: bytes)
     return 0
+}
+
+/// The caller's identity agrees with its parts: the sandbox is the Flatpak app or the snap app, an error when both
+/// are there or either is unreadable; only an unconfined caller is the portal; the served app of a sandbox is its
+/// own whatever DesktopId says, and only a claim is unverified.
+private func checkCaller(cgroup text: String, label bytes: [UInt8]) {
+    // nil: the text is unreadable; .some(nil): it names no sandbox.
+    let flatpak = readable(Result { () throws(AppIdentityError) in try AppIdentityParsing.flatpakApp(cgroup: text) })
+    let snap = readable(snapApp(bytes))
+    let caller = Result { () throws(AppIdentityError) in
+        try AppIdentityParsing.caller(cgroup: text, securityLabel: bytes, uid: 1000)
+    }
+    guard case .success(let identity) = caller else {
+        precondition(flatpak == nil || snap == nil || (flatpak! != nil && snap! != nil), "a caller refused for nothing")
+        return
+    }
+    switch identity.sandbox {
+    case .flatpak(let id): precondition(flatpak == .some(id), "a Flatpak app its cgroup does not name")
+    case .snap(let app): precondition(snap == .some(app), "a snap app its label does not name")
+    case .unconfined: precondition(flatpak == .some(nil) && snap == .some(nil), "a sandbox taken for none")
+    }
+    precondition(!identity.isDesktopPortal || identity.sandbox == .unconfined, "a sandboxed portal")
+    let served = ClientApp(caller: identity, desktopId: "org.example.Claimed")
+    precondition(served != nil, "no app served for a caller that named one")
+    precondition(served!.isVerified == (identity.sandbox != .unconfined || identity.isDesktopPortal), "verification")
+}
+
+/// The app a reading names, `.some(nil)` for none, or nil when it failed.
+private func readable(_ reading: Result<String?, AppIdentityError>) -> String?? {
+    switch reading {
+    case .success(let app): .some(app)
+    case .failure: nil
+    }
 }
 
 /// What `snapApp` makes of `bytes`.
