@@ -3,14 +3,15 @@ import Loop
 import WhereaboutsCore
 
 /// A client's admission: whether its app may have location now, and at which level. The README's steps 0 to 7, in
-/// their order, in ``admissionLevel()``; what changes a running client's admission (its session, the user's
+/// their order, in ``admissionLevel(claiming:)``; what changes a running client's admission (its session, the user's
 /// agent cap, its authorisation) after it.
 extension ClientObject {
     /// Runs the admission `ClientLife` asked for, and hands its outcome back as an event.
     func admit(_ purpose: AdmissionPurpose) {
+        let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
-                let level = try await admissionLevel()
+                let level = try await admissionLevel(claiming: claimed)
                 apply(.admitted(purpose, level: level, latest: service.lastFix))
             } catch {
                 apply(.notAdmitted(purpose, error))
@@ -18,8 +19,8 @@ extension ClientObject {
         }
     }
 
-    /// The admission of the client's app (``servedApp()``: its sandbox's, the portal's, or its `DesktopId`), step
-    /// by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
+    /// The admission of the client's app (``servedApp(claiming:)``: its sandbox's, the portal's, or `claimed`, the
+    /// `DesktopId` when the admission began), step by step; a refusal is `AccessDenied`, as GeoClue's; polkit, logind or
     /// the agent failing or silent denies with its reason. It never waits for an agent to register.
     ///
     /// The steps, numbered as in the README's table, each refusing for its own reason:
@@ -34,11 +35,11 @@ extension ClientObject {
     /// 7. location services are on (`ServicesDisabled`), checked first and again last, with the client still there
     ///    (`Failed`), as either may change while the steps wait.
     /// A hold that arrives while the steps wait is the client's life to weigh (``ClientLife``).
-    private func admissionLevel() async throws(DBusError) -> AccuracyLevel {
+    private func admissionLevel(claiming claimed: String?) async throws(DBusError) -> AccuracyLevel {
         try requireServices()
         let uid = try await service.uid(of: owner)
         self.uid = uid
-        let app = try await servedApp()
+        let app = try await servedApp(claiming: claimed)
         try requireExists()
         try requireConfigurationAllows(app.id, uid: uid)
         try await refreshAuthorisation(app, uid: uid)
@@ -53,11 +54,11 @@ extension ClientObject {
 
     /// The app the client is served as (``ClientApp``): a sandboxed owner's app whatever `DesktopId` says, as
     /// GeoClue decides for a Flatpak app (the property itself stays as written, as in GeoClue); the app the desktop
-    /// portal names; otherwise the `DesktopId` claimed. `AccessDenied` when the owner's identity could not be read,
+    /// portal names; otherwise `claimed`, the `DesktopId` as it was when the call began. `AccessDenied` when the owner's identity could not be read,
     /// when an owner outside any sandbox set no `DesktopId`, or when it claims the portal's own id.
-    func servedApp() async throws(DBusError) -> ClientApp {
+    func servedApp(claiming claimed: String?) async throws(DBusError) -> ClientApp {
         let identity = try await service.identity(of: owner)
-        guard let app = ClientApp(caller: identity, desktopId: desktopId) else {
+        guard let app = ClientApp(caller: identity, desktopId: claimed) else {
             throw .accessDenied("'DesktopId' property must be set")
         }
         guard !app.impersonatesThePortal else {
@@ -211,7 +212,7 @@ extension ClientObject {
     /// authorised only *when in use* is held if its login session is not active.
     func recheckAuthorisation(uid: UInt32) async {
         do {
-            try await refreshAuthorisation(try await servedApp(), uid: uid)
+            try await refreshAuthorisation(try await servedApp(claiming: desktopId), uid: uid)
         } catch {
             update(Authorisation(status: .notDetermined, approximate: false))
         }

@@ -8,10 +8,11 @@ extension ClientObject {
     /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
     func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
         try requireAppNamed()
+        let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                try await recomputeAuthorisation(try await servedApp(), uid: uid)
+                try await recomputeAuthorisation(try await servedApp(claiming: claimed), uid: uid)
                 call.reply([.string(authorisation.status.rawValue)])
             } catch {
                 call.fail(error)
@@ -46,10 +47,11 @@ extension ClientObject {
             approximate = flag
         }
         try requireAppNamed()
+        let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                let app = try await servedApp()
+                let app = try await servedApp(claiming: claimed)
                 try await refreshAuthorisation(app, uid: uid)
                 let held = authorisation.status
                 let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)

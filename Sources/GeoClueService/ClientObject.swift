@@ -63,7 +63,7 @@ final class ClientObject: ExportedObject {
 
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
 
-    /// The app the client is served as, once its owner's identity is known (``servedApp()`` reads it).
+    /// The app the client is served as, once its owner's identity is known (``servedApp(claiming:)`` reads it).
     var app: ClientApp? { service.knownIdentity(of: owner).flatMap { ClientApp(caller: $0, desktopId: desktopId) } }
 
     /// Fails as GeoClue does when no app is named: the owner set no `DesktopId` and is not known to be sandboxed

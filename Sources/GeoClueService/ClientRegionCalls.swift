@@ -23,10 +23,11 @@ extension ClientObject {
             throw .invalidArgs("\(error.argument): \(error.description)")
         }
         try requireAppNamed()
+        let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                let app = try await servedApp()
+                let app = try await servedApp(claiming: claimed)
                 guard service.servicesEnabled else {
                     throw DBusError(
                         name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
@@ -87,10 +88,11 @@ extension ClientObject {
         _ body: @escaping @BusActor (GeoClueService, RegionOwner) throws(DBusError) -> [DBusValue]
     ) throws(DBusError) -> Reply {
         try requireAppNamed()
+        let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                call.reply(try body(service, RegionOwner(user: uid, app: try await servedApp())))
+                call.reply(try body(service, RegionOwner(user: uid, app: try await servedApp(claiming: claimed))))
             } catch {
                 call.fail(error)
             }

@@ -119,7 +119,7 @@ struct GrantStoreTests {
 
     static let corrupt: [String] = [
         "",
-        "# whereabouts grants 2\n",
+        "# whereabouts grants 3\n",
         GrantStore.header + "\n1000\torg.example.Maps\talways\n",
         GrantStore.header + "\nroot\torg.example.Maps\talways\tprecise\n",
         GrantStore.header + "\n1000\t\talways\tprecise\n",
