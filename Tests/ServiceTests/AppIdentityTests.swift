@@ -123,6 +123,10 @@ struct AppIdentityTests {
         let agent = lines.dropFirst(4).first ?? ""
         #expect(agent.hasPrefix("refused org.freedesktop.DBus.Error.AccessDenied: "), "\(output)")
         #expect(agent.contains("flatpak:\(Self.maps) is sandboxed and may not act as an agent"), "\(output)")
+        // As in GeoClue, a Flatpak app need not set DesktopId at all.
+        let unnamed = try setup.client(desktopId: "-", ["identity", "locate"], cgroup: scope, sandbox: Self.maps)
+        #expect(
+            unnamed == "identity flatpak:\(Self.maps) hint \(Self.maps)\nfix 48.858400 2.294500\n", "\(unnamed)")
     }
 
     @Test func anUnsandboxedCallerCannotUseAFlatpakAppsVerifiedGrant() throws {
