@@ -67,9 +67,9 @@ extension GeoClueService {
     /// an agent answers for every app of its user.
     func registerAgent(busName: String, id: String, uid: UInt32) async throws(DBusError) {
         if let current = agents[uid], current.busName == busName, current.id == id { return }
-        let sandbox = try await identity(of: busName).sandbox
-        guard sandbox == .unconfined else {
-            throw .accessDenied("\(sandbox) is sandboxed and may not act as an agent, which answers for every app")
+        let caller = try await identity(of: busName)
+        if caller.sandbox != .unconfined, let app = ClientApp(caller: caller, desktopId: nil) {
+            throw .accessDenied("\(app) is sandboxed and may not act as an agent, which answers for every app")
         }
         if try await loginSession(of: busName) == .outside {
             throw .accessDenied(

@@ -45,7 +45,7 @@ extension GeoClueService {
         // always first, from the cache or polkit; when in use only when always leaves the status open. On a cold
         // cache that is one polkit round trip more for the first client of a key, and no check wasted after.
         let session = await polkitSessionKey(of: busName, uid: uid)
-        let details = ["app": app, "accuracy": String(level.rawValue)]
+        let details = ["app": app, "identity": client.source, "accuracy": String(level.rawValue)]
         let always: PolkitAnswer
         switch await polkit.check(
             busName: busName, uid: uid, session: session, action: PolkitAction.always,
@@ -111,7 +111,8 @@ extension GeoClueService {
                 let byAgent: GrantKind = authoriser == nil ? kind : .whenInUse
                 await storeDecision(.granted(byAgent, approximate: approximate))
                 if byAgent != kind {
-                    switch await askPolkit(.always, approximate: approximate, busName: busName, app: app, level: level)
+                    switch await askPolkit(
+                        .always, approximate: approximate, busName: busName, app: client, level: level)
                     {
                     case .success(true):
                         await storeDecision(.granted(.always, approximate: approximate))
@@ -121,7 +122,7 @@ extension GeoClueService {
                 }
             }
         } else if authoriser != nil {
-            switch await askPolkit(kind, approximate: approximate, busName: busName, app: app, level: level) {
+            switch await askPolkit(kind, approximate: approximate, busName: busName, app: client, level: level) {
             case .failure(let failure): return .failure(failure)
             case .success(let granted):
                 await storeDecision(granted ? .granted(kind, approximate: approximate) : .denied)
@@ -136,11 +137,11 @@ extension GeoClueService {
     /// polkit's interactive answer to granting `kind`: true for yes, false for no or an unmet challenge (a prompt
     /// refused, dismissed or that no polkit agent could show).
     private func askPolkit(
-        _ kind: GrantKind, approximate: Bool, busName: String, app: String, level: AccuracyLevel
+        _ kind: GrantKind, approximate: Bool, busName: String, app: ClientApp, level: AccuracyLevel
     ) async -> Result<Bool, AuthorisationFailure> {
         guard let authoriser else { return .success(false) }
         let details = [
-            "app": app, "accuracy": String(level.rawValue), "grant": kind.rawValue,
+            "app": app.id, "identity": app.source, "accuracy": String(level.rawValue), "grant": kind.rawValue,
             "approximate": approximate ? "true" : "false",
         ]
         return await authoriser.check(

@@ -40,6 +40,7 @@ extension ClientObject {
         let uid = try await service.uid(of: owner)
         self.uid = uid
         let app = try await servedApp(claiming: claimed)
+        admittedApp = app
         try requireExists()
         try requireConfigurationAllows(app.id, uid: uid)
         try await refreshAuthorisation(app, uid: uid)
@@ -54,8 +55,9 @@ extension ClientObject {
 
     /// The app the client is served as (``ClientApp``): a sandboxed owner's app whatever `DesktopId` says, as
     /// GeoClue decides for a Flatpak app (the property itself stays as written, as in GeoClue); the app the desktop
-    /// portal names; otherwise `claimed`, the `DesktopId` as it was when the call began. `AccessDenied` when the owner's identity could not be read,
-    /// when an owner outside any sandbox set no `DesktopId`, or when it claims the portal's own id.
+    /// portal names; otherwise `claimed`, the `DesktopId` as it was when the call began. `AccessDenied` when the
+    /// owner's identity could not be read, when an owner outside any sandbox set no `DesktopId`, or when it claims
+    /// the portal's own id.
     func servedApp(claiming claimed: String?) async throws(DBusError) -> ClientApp {
         let identity = try await service.identity(of: owner)
         guard let app = ClientApp(caller: identity, desktopId: claimed) else {
@@ -212,7 +214,9 @@ extension ClientObject {
     /// authorised only *when in use* is held if its login session is not active.
     func recheckAuthorisation(uid: UInt32) async {
         do {
-            try await refreshAuthorisation(try await servedApp(claiming: desktopId), uid: uid)
+            let served: ClientApp
+            if let app { served = app } else { served = try await servedApp(claiming: desktopId) }
+            try await refreshAuthorisation(served, uid: uid)
         } catch {
             update(Authorisation(status: .notDetermined, approximate: false))
         }

@@ -63,14 +63,23 @@ final class ClientObject: ExportedObject {
 
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
 
-    /// The app the client is served as, once its owner's identity is known (``servedApp(claiming:)`` reads it).
-    var app: ClientApp? { service.knownIdentity(of: owner).flatMap { ClientApp(caller: $0, desktopId: desktopId) } }
+    /// The app the client's last admission decided about; it stands while the client is served, whatever
+    /// `DesktopId` becomes meanwhile (GeoClue reads it at `Start` only).
+    var admittedApp: ClientApp?
+
+    /// The app the client is served as: while it is served, the one admitted; otherwise the one its owner's identity
+    /// and `DesktopId` name now, once the identity is known (``servedApp(claiming:)`` reads it). Revocations,
+    /// re-checks, `ActiveApps` and the regions' signals go by it.
+    var app: ClientApp? {
+        if isServing, let admittedApp { return admittedApp }
+        return service.knownIdentity(of: owner).flatMap { ClientApp(caller: $0, desktopId: desktopId) }
+    }
 
     /// Fails as GeoClue does when no app is named: the owner set no `DesktopId` and is not known to be sandboxed
-    /// (a sandbox names its app itself).
+    /// (a sandbox names its app itself); with why its identity could not be read, when it could not.
     func requireAppNamed() throws(DBusError) {
         guard desktopId == nil, app == nil else { return }
-        throw .accessDenied("'DesktopId' property must be set")
+        throw service.identityFailure(of: owner) ?? .accessDenied("'DesktopId' property must be set")
     }
 
     /// GeoClue's `Active`.
@@ -169,6 +178,7 @@ final class ClientObject: ExportedObject {
         default:
             agentAllowance = nil
             apply(.stop)
+            admittedApp = nil
             return .values([])
         }
     }

@@ -96,14 +96,14 @@ public final class GeoClueService {
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
     /// `staticLocationFile` the location `SetStaticLocation` set and `regionFile` the regions the apps watch;
-    /// `readCgroup` reads a caller's `/proc/PID/cgroup`, which tells its sandbox (``ProcessCgroup/read(pid:procRoot:)``;
-    /// a test may give what it likes).
+    /// `readProcess` reads a caller's cgroups, which tell its sandbox, and its real user
+    /// (``ProcessCgroup/read(pid:procRoot:)``; a test may give what it likes).
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
         staticLocationFile: StaticLocationOverrideFile? = nil, regionFile: RegionStoreFile? = nil,
-        readCgroup: @escaping @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError> = {
+        readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
             ProcessCgroup.read(pid: $0)
         }
     ) {
@@ -112,7 +112,7 @@ public final class GeoClueService {
         self.clock = clock
         self.timers = timers
         activity = ServiceActivity(connection: connection)
-        peers = PeerCredentials(connection: connection, readCgroup: readCgroup)
+        peers = PeerCredentials(connection: connection, readProcess: readProcess)
         self.logger = logger
         self.authoriser = authoriser
         polkit = authoriser.map {
@@ -448,6 +448,9 @@ public final class GeoClueService {
 
     /// The identity of the connection `name`, when it is known already and could be read.
     func knownIdentity(of name: String) -> CallerIdentity? { peers.knownIdentity(of: name) }
+
+    /// Why the identity of the connection `name` could not be read, when that is known already.
+    func identityFailure(of name: String) -> DBusError? { peers.identityFailure(of: name) }
 
     /// The Unix user and process of the connection `name` (``PeerCredentials``).
     private func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {

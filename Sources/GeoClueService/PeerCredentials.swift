@@ -8,8 +8,9 @@ import WhereaboutsStorage
 ///
 /// The identity (``CallerIdentity``: the sandbox, the desktop portal) is read from the process's cgroup and the
 /// connection's security label at once after the bus answers, the earliest the process can be known. A process
-/// gone by then, or whose sandbox says something unreadable, leaves the connection without an identity, for good:
-/// its calls that need one are refused, and it is never taken for a caller outside any sandbox.
+/// gone by then (or whose pid now belongs to another user), or whose sandbox says something unreadable, leaves the
+/// connection without an identity, for good: its calls that need one are refused, and it is never taken for a
+/// caller outside any sandbox.
 ///
 /// A connection that goes away while the bus is being asked fails the lookup, so that nothing is created or
 /// remembered for it after its clients were dropped.
@@ -23,8 +24,8 @@ final class PeerCredentials {
     }
 
     private let connection: Connection
-    /// Reads a process's `/proc/PID/cgroup`.
-    private let readCgroup: @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError>
+    /// Reads a process's cgroups and real user.
+    private let readProcess: @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     private var known: [String: Peer] = [:]
     /// Connections whose credentials are being asked of the bus, and how many times.
     private var lookups: [String: Int] = [:]
@@ -37,10 +38,10 @@ final class PeerCredentials {
 
     init(
         connection: Connection,
-        readCgroup: @escaping @BusActor (UInt32) -> Result<String, ProcessCgroup.ReadError>
+        readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     ) {
         self.connection = connection
-        self.readCgroup = readCgroup
+        self.readProcess = readProcess
     }
 
     /// The user of the connection `name`, if it is known already.
@@ -48,6 +49,12 @@ final class PeerCredentials {
 
     /// The identity of the connection `name`, if it is known already and could be read.
     func knownIdentity(of name: String) -> CallerIdentity? { try? known[name]?.identity.get() }
+
+    /// Why the identity of the connection `name` could not be read, if it is known already that it could not.
+    func identityFailure(of name: String) -> DBusError? {
+        guard case .failure(let error)? = known[name]?.identity else { return nil }
+        return error
+    }
 
     /// The user and process of the connection `name`, asked of the bus unless known.
     func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
@@ -83,12 +90,17 @@ final class PeerCredentials {
     private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
         let failure: String
         if let pid = reply.pid {
-            switch readCgroup(pid) {
-            case .success(let cgroup):
+            switch readProcess(pid) {
+            case .success(let process)
+            where process.effectiveUser != reply.uid && process.effectiveUser != ProcessCgroup.overflowUser:
+                // The pid was reused: the process that connected is gone. (The packaged daemon maps only its own
+                // user and root, and sees every other user as the overflow user: then this cannot be told.)
+                failure = "process \(pid) is gone (the pid is now a process of UID \(process.effectiveUser))"
+            case .success(let process):
                 do throws(AppIdentityError) {
                     return .success(
                         try AppIdentityParsing.caller(
-                            cgroup: cgroup, securityLabel: reply.securityLabel, uid: reply.uid))
+                            cgroup: process.cgroup, securityLabel: reply.securityLabel, uid: reply.uid))
                 } catch {
                     failure = error.description
                 }

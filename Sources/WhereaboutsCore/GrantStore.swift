@@ -18,14 +18,16 @@
 /// corrupt; the service then moves it aside and fails closed (every app `notDetermined`).
 ///
 /// The store is bounded so that the file never grows past what is read back: at most ``maximumDecisionsPerUser``
-/// apps per user, ``maximumDecisions`` in all, ``maximumTextSize`` bytes, and only desktop ids the file can hold
-/// (``set(_:uid:app:)`` refuses the rest, saying why). One user filling their share leaves the others' untouched.
+/// decisions per user, ``maximumDecisions`` in all, ``maximumTextSize`` bytes, and only app ids the file can hold
+/// (``set(_:uid:app:verified:)`` refuses the rest, saying why). One user filling their share leaves the others'
+/// untouched.
 public struct GrantStore: Sendable, Equatable {
     /// The first line of every grants file.
     public static let header = "# whereabouts grants 2"
     /// The first line of a file written before identities were verified, whose decisions are all claimed.
     static let claimedOnlyHeader = "# whereabouts grants 1"
-    /// The most apps one user may have decided about; a decision about one more is refused.
+    /// The most decisions one user may have (a verified and a claimed one about an app count as two); one more is
+    /// refused.
     public static let maximumDecisionsPerUser = 1000
     /// The most decisions of all users together.
     public static let maximumDecisions = 50_000
@@ -205,11 +207,11 @@ public struct GrantStore: Sendable, Equatable {
     }
 }
 
-/// Why a decision cannot be stored (``GrantStore/refusal(of:uid:app:)``).
+/// Why a decision cannot be stored (``GrantStore/refusal(of:uid:app:verified:)``).
 public enum GrantStoreLimit: Error, Sendable, Equatable, CustomStringConvertible {
     /// The desktop id is empty, longer than 255 bytes or holds a control character or a line separator.
     case unstorableApp
-    /// The user has decided about ``GrantStore/maximumDecisionsPerUser`` apps already.
+    /// The user has ``GrantStore/maximumDecisionsPerUser`` decisions already.
     case user(uid: UInt32, decisions: Int)
     /// The store holds ``GrantStore/maximumDecisions`` already.
     case store(decisions: Int)
@@ -221,7 +223,7 @@ public enum GrantStoreLimit: Error, Sendable, Equatable, CustomStringConvertible
         case .unstorableApp:
             "the desktop id cannot be stored: it is empty, longer than 255 bytes, or holds a control character"
         case .user(let uid, let decisions):
-            "user \(uid) has stored decisions about \(decisions) apps, the most one user may have "
+            "user \(uid) has stored \(decisions) decisions, the most one user may have "
                 + "(\(GrantStore.maximumDecisionsPerUser)); revoke some first"
         case .store(let decisions):
             "the service holds \(decisions) stored decisions, the most it keeps"

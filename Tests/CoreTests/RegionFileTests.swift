@@ -82,6 +82,19 @@ struct RegionFileTests {
                 """)
     }
 
+    @Test func versionTwoSaysWhoseRegionAndCountsItsOwnFields() {
+        let line = Self.inside.replacingOccurrences(of: "org.example.Maps\t", with: "org.example.Maps\tverified\t")
+        let file = "# whereabouts regions 2\n" + line + "\n"
+        #expect(fileError(file) == nil)
+        #expect(
+            fileError("# whereabouts regions 2\n" + Self.inside + "\n")?.problem == .fieldCount(found: 18, expected: 19)
+        )
+        #expect(
+            fileError(file.replacingOccurrences(of: "\tverified\t", with: "\tmaybe\t"))?.problem
+                == .invalidField(name: "verified", value: "maybe"))
+        #expect(fileError("# whereabouts regions 2\nzone\t1\n")?.problem == .unknownLineKind("zone"))
+    }
+
     @Test func anEmptyMonitorIsTheHeader() throws {
         #expect(RegionFile.serialize(RegionMonitor()) == "# whereabouts regions 2\n")
         #expect(try RegionFile.parse("# whereabouts regions 2\n", now: F.wall()).count == 0)

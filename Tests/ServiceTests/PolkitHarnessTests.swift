@@ -192,8 +192,10 @@ struct PolkitHarnessTests {
         ])
         let app = try environment.polkit.spawn(["sleep", "60"])
         defer { app.stop(grace: 0) }
-        func check(_ action: String, app id: String) throws -> PolkitCheck {
-            let details = ["app": id, "accuracy": "8", "grant": "always", "approximate": "false"]
+        func check(_ action: String, app id: String, identity: String = "flatpak") throws -> PolkitCheck {
+            let details = [
+                "app": id, "identity": identity, "accuracy": "8", "grant": "always", "approximate": "false",
+            ]
             let check = try environment.polkit.pkcheck(action, subject: app.pid, details: details, caller: nil)
             print("always-for-app example, \(action), app=\(id): \(check)")
             return check
@@ -203,6 +205,9 @@ struct PolkitHarnessTests {
         // location-always implies location-when-in-use.
         let navigatorWhenInUse = try check(Self.whenInUse, app: "org.example.Navigator")
         #expect(navigatorWhenInUse.answer == .authorised, "\(navigatorWhenInUse)")
+        // A process that only claims the app's id is not the app the rule grants.
+        let claimed = try check(Self.always, app: "org.example.Navigator", identity: "claimed")
+        #expect(claimed.answer == .notAuthorised, "\(claimed)")
         let otherAlways = try check(Self.always, app: "org.example.Other")
         #expect(otherAlways.answer == .notAuthorised, "\(otherAlways)")
         let otherWhenInUse = try check(Self.whenInUse, app: "org.example.Other")

@@ -4,10 +4,10 @@ import WhereaboutsStorage
 
 @Suite("Reading a process's cgroups")
 struct ProcessCgroupTests {
-    @Test func aLiveProcessesCgroupsAreItsProcFile() throws {
+    @Test func aLiveProcessesCgroupsAreItsProcFileAndItsUserItsEffectiveUser() throws {
         let pid = UInt32(getpid())
         let expected = try String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)
-        #expect(ProcessCgroup.read(pid: pid) == .success(expected))
+        #expect(ProcessCgroup.read(pid: pid) == .success(ProcessCgroup(cgroup: expected, effectiveUser: geteuid())))
     }
 
     @Test func aProcessGoneIsSaidToBeGone() throws {
@@ -28,6 +28,8 @@ struct ProcessCgroupTests {
         defer { try? FileManager.default.removeItem(at: root) }
         try FileManager.default.createDirectory(
             at: root.appendingPathComponent("7"), withIntermediateDirectories: true)
+        try "Name:\tapp\nUid:\t1000\t1001\t1000\t1000\n".write(
+            to: root.appendingPathComponent("7/status"), atomically: true, encoding: .utf8)
         // An exiting process's file reads empty.
         try Data().write(to: root.appendingPathComponent("7/cgroup"))
         #expect(ProcessCgroup.read(pid: 7, procRoot: root.path).failureGone == true)
@@ -39,7 +41,16 @@ struct ProcessCgroupTests {
         if case .failure(let error) = folder { #expect(error.description.hasPrefix("cannot read /proc/8/cgroup: ")) }
         // Bytes that are not UTF-8 are kept as U+FFFD, which no name believed may hold.
         try Data([0x30, 0x3A, 0x3A, 0x2F, 0xFF, 0x0A]).write(to: root.appendingPathComponent("7/cgroup"))
-        #expect(ProcessCgroup.read(pid: 7, procRoot: root.path) == .success("0::/\u{FFFD}\n"))
+        #expect(
+            ProcessCgroup.read(pid: 7, procRoot: root.path)
+                == .success(ProcessCgroup(cgroup: "0::/\u{FFFD}\n", effectiveUser: 1001)))
+        // A status without its Uid line does not read as the kernel writes it.
+        try "Name:\tapp\n".write(to: root.appendingPathComponent("7/status"), atomically: true, encoding: .utf8)
+        let noUser = ProcessCgroup.read(pid: 7, procRoot: root.path)
+        #expect(noUser.failureGone == false)
+        if case .failure(let error) = noUser {
+            #expect(error.description == "/proc/7/status does not read as the kernel writes it")
+        }
     }
 }
 

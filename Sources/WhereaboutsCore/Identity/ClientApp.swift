@@ -46,14 +46,19 @@ public enum ClientApp: Sendable, Equatable, CustomStringConvertible {
         return true
     }
 
+    /// How the service knows the app: `flatpak`, `snap`, `portal` or `claimed` (polkit's detail `identity`).
+    public var source: String {
+        switch self {
+        case .flatpak: "flatpak"
+        case .snap: "snap"
+        case .portal: "portal"
+        case .claimed: "claimed"
+        }
+    }
+
     /// `flatpak:ID`, `snap:ID`, `portal:ID` or `claimed:ID`.
     public var description: String {
-        switch self {
-        case .flatpak(let id): "flatpak:\(id)"
-        case .snap(let id): "snap:\(id)"
-        case .portal(let id): "portal:\(id)"
-        case .claimed(let id): "claimed:\(id)"
-        }
+        "\(source):\(id)"
     }
 }
 

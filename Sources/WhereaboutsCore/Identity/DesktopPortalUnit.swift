@@ -7,9 +7,9 @@ extension AppIdentityParsing {
     /// slices between them aside, and not in a cgroup below the unit. On a hybrid system both systemd
     /// hierarchies must say so.
     ///
-    /// What it proves: a sandboxed app can start no unit, and another user cannot start one in `uid`'s manager, so
-    /// neither can pass for the portal. A process of `uid` outside any sandbox could start a unit of that name
-    /// when the portal is not running, which is one more way for it to claim an id, as it always can.
+    /// What it proves: a sandboxed app can start no unit nor move itself into one, and another user cannot do
+    /// either in `uid`'s manager, so neither can pass for the portal. A process of `uid` outside any sandbox can
+    /// (it owns its manager's cgroups): one more way for it to claim an id, as it always can.
     public static func isDesktopPortal(cgroup text: String, uid: UInt32) -> Bool {
         let placements = CgroupPlacement.placements(in: text)
         let manager = "user@\(uid).service"

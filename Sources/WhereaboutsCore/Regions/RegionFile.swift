@@ -137,21 +137,24 @@ public enum RegionFile {
         mutating func read(_ fields: [Substring.UTF8View]) throws(RegionFileProblem) {
             var fields = fields.map(Substring.init)
             guard fields != [""] else { throw .emptyLine }
+            guard fields[0] == "region" || fields[0] == "event" else { throw .unknownLineKind(String(fields[0])) }
             verified = false
             if ownersVerified {
-                guard fields.count > 3 else { throw .fieldCount(found: fields.count, expected: 4) }
+                // The owner's third field, read here and left out so that both versions read alike after it.
+                let expected = fields[0] == "region" ? Self.regionFields + 1 : Self.eventFields + 1
+                guard fields.count == expected else { throw .fieldCount(found: fields.count, expected: expected) }
                 switch fields.remove(at: 3) {
                 case "verified": verified = true
                 case "claimed": verified = false
                 case let other: throw .invalidField(name: "verified", value: String(other))
                 }
             }
-            switch fields[0] {
-            case "region": try readRegion(fields)
-            case "event": try readEvent(fields)
-            default: throw .unknownLineKind(String(fields[0]))
-            }
+            if fields[0] == "region" { try readRegion(fields) } else { try readEvent(fields) }
         }
+
+        /// The fields of a version 1 `region` line, and of an `event` line.
+        static let regionFields = 18
+        static let eventFields = 10
 
         func finished() -> RegionMonitor {
             var monitor = monitor
@@ -160,7 +163,9 @@ public enum RegionFile {
         }
 
         private mutating func readRegion(_ fields: [Substring]) throws(RegionFileProblem) {
-            guard fields.count == 18 else { throw .fieldCount(found: fields.count, expected: 18) }
+            guard fields.count == Self.regionFields else {
+                throw .fieldCount(found: fields.count, expected: Self.regionFields)
+            }
             let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
             let latitude = try RegionFile.decimal(fields[4], "latitude")
             let longitude = try RegionFile.decimal(fields[5], "longitude")
@@ -209,7 +214,9 @@ public enum RegionFile {
         }
 
         private mutating func readEvent(_ fields: [Substring]) throws(RegionFileProblem) {
-            guard fields.count == 10 else { throw .fieldCount(found: fields.count, expected: 10) }
+            guard fields.count == Self.eventFields else {
+                throw .fieldCount(found: fields.count, expected: Self.eventFields)
+            }
             let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
             do {
                 _ = try Region.validated(
