@@ -64,7 +64,9 @@ final class LocationObject: ExportedObject {
         case "CourseAccuracy": return known(fix.courseAccuracy)
         case "Climb": return known(fix.climb)
         case "ClimbAccuracy": return known(fix.climbAccuracy)
-        case "MagneticHeading", "TrueHeading", "HeadingAccuracy": return .double(.nan)
+        case "MagneticHeading": return known(fix.magneticHeading)
+        case "TrueHeading": return known(fix.trueHeading)
+        case "HeadingAccuracy": return known(fix.headingAccuracy)
         case "Provider": return .string(fix.provider.rawValue)
         case "Simulated": return .boolean(fix.isSimulated)
         case "Stale": return .boolean(stale)
@@ -81,6 +83,9 @@ final class LocationObject: ExportedObject {
         return values
     }
 
+    /// A property of `org.freedesktop.GeoClue2.Location`. `Heading` is the compass's magnetic heading when the fix
+    /// has one and its course otherwise, as GeoClue 2.6 fills it: its location sources put the heading of
+    /// iio-sensor-proxy's compass, uncorrected, over the receiver's course whenever the compass knows one.
     static func value(of name: String, in fix: Fix) -> DBusValue {
         switch name {
         case "Latitude": .double(fix.latitude)
@@ -88,7 +93,7 @@ final class LocationObject: ExportedObject {
         case "Accuracy": .double(fix.horizontalAccuracy)
         case "Altitude": .double(fix.altitude ?? GeoClue.unknownAltitude)
         case "Speed": .double(fix.speed ?? GeoClue.unknownSpeedOrHeading)
-        case "Heading": .double(fix.course ?? GeoClue.unknownSpeedOrHeading)
+        case "Heading": .double(fix.magneticHeading ?? fix.course ?? GeoClue.unknownSpeedOrHeading)
         case "Description": .string(fix.description)
         default:
             .structure([

@@ -11,6 +11,8 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case wifi = "wifi"
     /// IP positioning: the machine's public address, looked up.
     case ip = "ip"
+    /// The compass iio-sensor-proxy serves: no positions, only the headings put on other providers' fixes.
+    case compass = "compass"
 }
 
 /// One position report, as a provider produced it.
@@ -43,6 +45,14 @@ public struct Fix: Sendable, Equatable {
     public var climb: Double?
     /// Vertical speed accuracy at 95% confidence, in metres per second.
     public var climbAccuracy: Double?
+    /// Where the device points, degrees clockwise from magnetic north, in 0..<360, from a compass; unlike
+    /// ``course``, which is where it moves.
+    public var magneticHeading: Double?
+    /// ``magneticHeading`` turned to true north by the magnetic declination at the fix's place and date
+    /// (``HeadingCorrection``), in 0..<360.
+    public var trueHeading: Double?
+    /// Heading accuracy at 95% confidence, in degrees (``HeadingCorrection`` says what figure and why).
+    public var headingAccuracy: Double?
     /// When the position was measured.
     public var timestamp: WallTime
     /// The kind of provider that produced the fix.
@@ -56,7 +66,8 @@ public struct Fix: Sendable, Equatable {
         latitude: Double, longitude: Double, horizontalAccuracy: Double,
         altitude: Double? = nil, ellipsoidalAltitude: Double? = nil, verticalAccuracy: Double? = nil,
         speed: Double? = nil, speedAccuracy: Double? = nil, course: Double? = nil, courseAccuracy: Double? = nil,
-        climb: Double? = nil, climbAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind,
+        climb: Double? = nil, climbAccuracy: Double? = nil, magneticHeading: Double? = nil, trueHeading: Double? = nil,
+        headingAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind,
         description: String, isSimulated: Bool = false
     ) {
         self.latitude = latitude
@@ -71,6 +82,9 @@ public struct Fix: Sendable, Equatable {
         self.courseAccuracy = courseAccuracy
         self.climb = climb
         self.climbAccuracy = climbAccuracy
+        self.magneticHeading = magneticHeading
+        self.trueHeading = trueHeading
+        self.headingAccuracy = headingAccuracy
         self.timestamp = timestamp
         self.provider = provider
         self.description = description

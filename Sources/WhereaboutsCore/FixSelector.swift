@@ -75,7 +75,7 @@ extension ProviderKind {
     public var isSatellite: Bool {
         switch self {
         case .gpsd, .nmea, .replay: true
-        case .static, .wifi, .ip: false
+        case .static, .wifi, .ip, .compass: false
         }
     }
 }

@@ -59,7 +59,7 @@ public struct SubmissionPacer: Sendable {
         guard !fix.isSimulated else { return false }
         switch fix.provider {
         case .gpsd, .nmea: return true
-        case .static, .replay, .wifi, .ip: return false
+        case .static, .replay, .wifi, .ip, .compass: return false
         }
     }
 }
