@@ -56,13 +56,17 @@ let package = Package(
         .target(
             name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],
             swiftSettings: strict),
+        // iio-sensor-proxy's compass, for the headings on fixes.
+        .target(
+            name: "Compass", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
+            swiftSettings: strict),
         // The client library for apps.
         .target(name: "Whereabouts", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
         .executableTarget(
             name: "whereaboutsd",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
-                "DBus", "Loop", "HTTP", "WiFi", "CMalloc",
+                "DBus", "Loop", "HTTP", "WiFi", "CMalloc", "Compass",
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts", "Loop"], swiftSettings: strict),
@@ -93,7 +97,7 @@ let package = Package(
             dependencies: ["WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport"],
+            name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport", "WhereaboutsCore"],
             swiftSettings: strict),
         // The service in the test's own process, on a private bus, its time and timers on a manual clock.
         .testTarget(

@@ -19,11 +19,16 @@ public struct Position: Sendable, Equatable, Codable {
     public var speed: Double?
     /// Milliseconds since the Unix epoch at which the fix was taken.
     public var timestamp: Int64
-    /// Where the device points, degrees from magnetic north (needs a compass).
+    /// Where the device points, degrees clockwise from magnetic north in 0..<360, from the compass the service
+    /// reads (iio-sensor-proxy's, with `[compass] enable=true`, for exact clients); unlike ``course``, which is
+    /// where it moves. Nil without a compass.
     public var magneticHeading: Double?
-    /// Where the device points, degrees from true north (needs a compass).
+    /// ``magneticHeading`` turned to true north by the World Magnetic Model's declination at the fix's place and
+    /// date, degrees clockwise in 0..<360. Nil without a compass, and also without the model's file, outside its
+    /// dates, and near the magnetic poles, where a compass cannot point.
     public var trueHeading: Double?
-    /// Heading uncertainty, degrees.
+    /// Heading uncertainty, degrees at 95% confidence: the sensor reports none, so the service gives a fixed
+    /// figure (15°, 30° in the magnetic model's caution zone near the poles); nil when unknown.
     public var headingAccuracy: Double?
 
     /// The provider that produced it ("gpsd", "nmea", "static", "replay", "wifi", "ip"), when the service says.

@@ -24,6 +24,8 @@ public struct Configuration: Sendable, Equatable {
     public var networkNMEA: NMEASocketConfig
     /// Wi-Fi and IP positioning through a web service (`[network]`, `[wifi]`, `[ip]`).
     public var network = NetworkPositioningConfig()
+    /// iio-sensor-proxy's compass (`[compass]`).
+    public var compass = CompassConfig()
     /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,
     /// so that the daemon can log that they are not supported and ignored.
     public var ignoredSections: [String]
@@ -198,6 +200,24 @@ public struct NMEASocketConfig: Sendable, Equatable {
     public init(enabled: Bool = false, socketPath: String? = nil) {
         self.enabled = enabled
         self.socketPath = socketPath
+    }
+}
+
+/// `[compass]`: the headings of iio-sensor-proxy's compass on exact fixes, `enable=` as GeoClue reads it, and
+/// our own `magnetic-model=`, the World Magnetic Model's coefficient file for the true heading.
+public struct CompassConfig: Sendable, Equatable {
+    /// Where the package installs WMM2025's coefficients.
+    public static let defaultMagneticModelPath = "/usr/share/whereabouts/WMM2025.COF"
+
+    /// `enable=`.
+    public var enabled: Bool
+    /// `magnetic-model=`: the `WMM.COF` file to read, absolute.
+    public var magneticModelPath: String
+
+    /// Makes a compass configuration.
+    public init(enabled: Bool = false, magneticModelPath: String = CompassConfig.defaultMagneticModelPath) {
+        self.enabled = enabled
+        self.magneticModelPath = magneticModelPath
     }
 }
 

@@ -1,7 +1,7 @@
 extension Configuration {
     /// GeoClue's source groups that Whereabouts accepts, so that a GeoClue configuration carries over, but does not
     /// implement. Their keys are not checked.
-    public static let ignoredGroupNames: Set<String> = ["3g", "cdma", "modem-gps", "compass"]
+    public static let ignoredGroupNames: Set<String> = ["3g", "cdma", "modem-gps"]
 
     /// Parses and validates the text of a `geoclue.conf`; `file` names it in errors.
     ///
@@ -93,6 +93,10 @@ extension Configuration {
                 try section.load("method", into: &configuration.network.ip.method, section.ipMethod)
                 configuration.network.ip.url = try section.webURL("url")
                 configuration.network.ip.accuracy = try section.radius("accuracy")
+            case "compass":
+                try section.checkKeys(["enable", "magnetic-model"])
+                try section.load("enable", into: &configuration.compass.enabled, section.bool)
+                try section.load("magnetic-model", into: &configuration.compass.magneticModelPath, section.absolutePath)
             case let name where ignoredGroupNames.contains(name):
                 configuration.ignoredSections.append(name)
             default:

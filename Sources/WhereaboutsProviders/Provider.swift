@@ -29,6 +29,9 @@ public protocol LocationProvider: AnyObject {
     var unavailabilityReason: String? { get }
     /// Facts for `io.github.whereabouts1.Manager.Providers`, such as the last lookup's outcome.
     var details: [String: ProviderDetail] { get }
+    /// Whether `Providers` lists it as available: by default, while ``availableLevel`` is not `.none`; a provider
+    /// that gives no positions (the compass) says so itself.
+    var isAvailable: Bool { get }
 }
 
 extension LocationProvider {
@@ -36,6 +39,7 @@ extension LocationProvider {
     public func refresh() {}
     public var unavailabilityReason: String? { nil }
     public var details: [String: ProviderDetail] { [:] }
+    public var isAvailable: Bool { availableLevel != .none }
 }
 
 /// The providers the daemon runs, started and stopped by demand, their fixes merged by one rule.
@@ -108,7 +112,7 @@ public final class ProviderSet {
         var rows = providers.map { provider in
             ProviderStatus(
                 kind: provider.kind.rawValue, level: provider.minimumClientLevel,
-                available: provider.availableLevel != .none, running: running.contains(ObjectIdentifier(provider)),
+                available: provider.isAvailable, running: running.contains(ObjectIdentifier(provider)),
                 details: provider.details)
         }
         if let simulation {

@@ -9,6 +9,11 @@ enum Format {
         if let altitude = position.altitude { text += "  alt \(fixed(altitude, 1)) m" }
         if let speed = position.speed { text += "  \(fixed(speed, 1)) m/s" }
         if let course = position.course { text += "  course \(fixed(course, 0))°" }
+        if let heading = position.trueHeading {
+            text += "  heading \(fixed(heading, 0))° true"
+        } else if let heading = position.magneticHeading {
+            text += "  heading \(fixed(heading, 0))° magnetic"
+        }
         text += "  \(isoTime(position.timestamp * 1000))"
         if let provider = position.provider { text += "  \(provider)" }
         if position.isSimulated { text += " (simulated)" }

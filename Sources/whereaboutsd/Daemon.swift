@@ -73,7 +73,10 @@ enum Daemon {
             configuration, connection: connection, clock: clock, logger: logger)
         let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers
         if made.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
-        let providers = ProviderSet(made, clock: clock)
+        let headings =
+            configuration.compass.enabled
+            ? CompassHeadings(configuration.compass, connection: connection, clock: clock, logger: logger) : nil
+        let providers = ProviderSet(made + (headings.map { [$0.compass] } ?? []), clock: clock)
         var staticProvider = made.lazy.compactMap { $0 as? StaticProvider }.first
         service.onStaticLocationChanged = { location in
             if staticProvider == nil, location != nil {
@@ -87,8 +90,9 @@ enum Daemon {
             service.deliver($0)
         }
         backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
+        headings?.onFix = { backpressure.offer($0) }
         providers.onFix = { fix in
-            backpressure.offer(fix)
+            if let headings { headings.deliver(fix) } else { backpressure.offer(fix) }
             if fix.provider.isSatellite { network.wifi?.observeSatelliteFix(fix) }
         }
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }

@@ -139,7 +139,8 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.agentWhitelist == Configuration.defaultAgentWhitelist)
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: nil))
         #expect(configuration.staticSource.enabled == false)
-        #expect(configuration.ignoredSections == ["3g", "cdma", "modem-gps", "compass"])
+        #expect(configuration.ignoredSections == ["3g", "cdma", "modem-gps"])
+        #expect(configuration.compass == CompassConfig(enabled: true))
         #expect(
             configuration.network.wifi
                 == WiFiPositioningConfig(
@@ -252,9 +253,28 @@ private let geoclueShippedConfiguration = """
 
     @Test func ignoredSectionsKeepAnyKeys() throws {
         let configuration = try Configuration.parse(
-            "[3g]\nurl=https://example.org\nsubmit-data=maybe\nwhatever=1\n[compass]\nenable=banana\n", file: "c.conf"
+            "[3g]\nurl=https://example.org\nsubmit-data=maybe\nwhatever=1\n[cdma]\nenable=banana\n", file: "c.conf"
         )
-        #expect(configuration.ignoredSections == ["3g", "compass"])
+        #expect(configuration.ignoredSections == ["3g", "cdma"])
+    }
+
+    @Test func compassSettings() throws {
+        #expect(
+            Configuration.default.compass
+                == CompassConfig(enabled: false, magneticModelPath: "/usr/share/whereabouts/WMM2025.COF"))
+        let configuration = try Configuration.parse(
+            "[compass]\nenable=true\nmagnetic-model=/opt/wmm/WMM.COF\n", file: "c.conf")
+        #expect(configuration.compass == CompassConfig(enabled: true, magneticModelPath: "/opt/wmm/WMM.COF"))
+        #expect(configuration.ignoredSections.isEmpty)
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.parse("[compass]\nenable=banana\n", file: "c.conf")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.parse("[compass]\nmagnetic-model=WMM.COF\n", file: "c.conf")
+        }
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.parse("[compass]\nheading=north\n", file: "c.conf")
+        }
     }
 
     @Test func networkPositioningSettings() throws {
