@@ -269,6 +269,22 @@ struct CompassEndToEndTests {
             latitude: 60.17, longitude: 24.94, height: height,
             milliseconds: try #require(values["TimestampMilliseconds"]?.uint64))
         #expect(abs(Self.turn(from: magnetic, to: trueHeading) - declination) <= 0.5, "D \(declination)")
+
+        // `whereabouts watch --json` carries the headings, the receiver's course beside them.
+        let harness = rig.harness
+        let watched = try await onOwnThread { try runCLI(harness, ["watch", "--json", "--count", "3"]) }
+        #expect(watched.code == 0, "\(watched.output)")
+        let objects = watched.output.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        #expect(objects.count == 3, "\(watched.output)")
+        for object in objects {
+            #expect(object["course"] as? Double == 84.4, "\(object)")
+            let cliMagnetic = try #require(object["magneticHeading"] as? Double, "\(object)")
+            let cliTrue = try #require(object["trueHeading"] as? Double, "\(object)")
+            #expect(abs(Self.turn(from: cliMagnetic, to: cliTrue) - declination) <= 0.5, "\(object)")
+            #expect(object["headingAccuracy"] as? Double == HeadingCorrection.headingAccuracy)
+        }
         _ = try await app.call(exact, client, "Stop")
     }
 
