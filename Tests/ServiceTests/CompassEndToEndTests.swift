@@ -39,13 +39,32 @@ struct CompassEndToEndTests {
     /// A private bus with iio-sensor-proxy and the daemon, run as `whereabouts`; all stop with it.
     final class Rig: @unchecked Sendable {
         let bus: PrivateBus
-        var proxy: SensorProxyHarness
+        /// The real iio-sensor-proxy; nil when the stand-in plays it.
+        private(set) var proxy: SensorProxyHarness!
+        /// `Tests/Servers/compass_standin.py`, when it plays iio-sensor-proxy.
+        private(set) var standIn: ChildProcess?
         let harness: DaemonHarness
 
-        init(config: String = CompassEndToEndTests.config(source: CompassEndToEndTests.staticSource)) throws {
+        /// The real iio-sensor-proxy, or with `standInReadings` the stand-in sending those readings once claimed.
+        init(
+            config: String = CompassEndToEndTests.config(source: CompassEndToEndTests.staticSource),
+            standInReadings: [String]? = nil
+        ) throws {
             bus = try PrivateBus(extraPolicy: SensorProxyHarness.busPolicy())
             do {
-                proxy = try SensorProxyHarness(bus: bus)
+                if let standInReadings {
+                    let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/compass_standin.py")
+                    let standIn = try ChildProcess(
+                        WPASupplicantMock.python, [script.path, bus.address] + standInReadings,
+                        environment: bus.environment, logFile: bus.directory.appendingPathComponent("standin.log"))
+                    self.standIn = standIn
+                    try Wait.until("the compass stand-in to own its name", timeout: 20) {
+                        guard standIn.isRunning else { throw TestEnvironmentError("stand-in exited:\n\(standIn.log)") }
+                        return standIn.log.contains("ready")
+                    }
+                } else {
+                    proxy = try SensorProxyHarness(bus: bus)
+                }
                 harness = try DaemonHarness(config: config, bus: bus)
                 try write(Array(staticFile.utf8), to: harness.file("geolocation"))
                 let state = harness.file("state")
@@ -77,7 +96,8 @@ struct CompassEndToEndTests {
 
         func stop() {
             harness.stop()
-            proxy.stop()
+            proxy?.stop()
+            standIn?.stop(grace: 2)
             bus.stop()
         }
     }
@@ -299,6 +319,35 @@ struct CompassEndToEndTests {
         #expect(values["TrueHeading"]?.double?.isNaN == true)
         #expect(values["HeadingAccuracy"] == .double(HeadingCorrection.headingAccuracy))
         #expect(rig.harness.daemonLog.contains("no magnetic model at /nonexistent/WMM.COF"), "\(rig.harness.daemonLog)")
+        #expect(rig.harness.daemon?.isRunning == true)
+        _ = try await app.call(exact, client, "Stop")
+    }
+
+    @Test func readingsThatAreNoHeadingAreIgnoredWithALimitedLog() async throws {
+        // A good reading, 20 that are no heading, a pause for the log's limit to refill, one more bad one and a
+        // last good reading.
+        let bad = Array(repeating: ["nan", "inf", "-inf", "-1", "360.5", "1e9"], count: 4).joined().prefix(20)
+        let readings = ["45"] + bad + ["pause", "400", "90"]
+        let rig = try await onOwnThread { try Rig(standInReadings: readings) }
+        defer { rig.stop() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        let exact = try await app.startedClient(desktopId: "whereabouts-test", level: 8)
+        var seen: Set<Double> = []
+        try await eventually("the last good reading on the Location") {
+            guard let location = try await locationPath(app, exact),
+                let magnetic = try await app.get(location, extended, "MagneticHeading").double
+            else { return false }
+            if !magnetic.isNaN { seen.insert(magnetic) }
+            return magnetic == 90
+        }
+        #expect(seen.isSubset(of: [45, 90]), "\(seen)")
+        let log = rig.harness.daemonLog
+        let ignored = log.components(separatedBy: "\n").filter { $0.contains("ignored CompassHeading") }
+        // Five at once, then one every 2 s: the burst's five, and after the pause the one that says how many
+        // were left out.
+        #expect(ignored.count == 6, "\(log)")
+        #expect(ignored.last?.contains("(15 more since the last)") == true, "\(log)")
         #expect(rig.harness.daemon?.isRunning == true)
         _ = try await app.call(exact, client, "Stop")
     }
