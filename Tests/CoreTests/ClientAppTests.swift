@@ -78,6 +78,32 @@ struct ClientAppTests {
                 == .failure(AppIdentityError(.snapHook(label: "snap.firefox.hook.configure (enforce)"))))
     }
 
+    @Test func aSnapsScopeNamesItsAppWhereNoLabelDoes() throws {
+        let uuid = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
+        let scope = "0::\(manager)/app.slice/snap.firefox.firefox-\(uuid).scope\n"
+        #expect(try caller(scope).get().sandbox == .snap("firefox.firefox"))
+        #expect(try caller(scope, label: "snap.firefox.firefox (enforce)").get().sandbox == .snap("firefox.firefox"))
+        // A name with a dash is escaped in the unit's name.
+        let dashed = "0::\(manager)/app.slice/snap.test\\x2dsnapd.sh-\(uuid).scope\n"
+        #expect(try caller(dashed).get().sandbox == .snap("test-snapd.sh"))
+        #expect(
+            caller(scope, label: "snap.chromium.chromium (enforce)")
+                == .failure(
+                    AppIdentityError(.snapLabelAndScopeDisagree(label: "chromium.chromium", scope: "firefox.firefox"))))
+        // A hook's scope is confined but no app; a scope without its UUID is no snap's.
+        #expect(throws: AppIdentityError.self) {
+            try caller("0::\(manager)/app.slice/snap.firefox.hook.configure-\(uuid).scope\n").get()
+        }
+        #expect(try caller("0::\(manager)/app.slice/snap.firefox.firefox.scope\n").get().sandbox == .unconfined)
+        #expect(
+            caller("1:name=systemd:\(manager)/app.slice/snap.firefox.firefox-\(uuid).scope\n0::/\n")
+                .map(\.sandbox) == .success(.snap("firefox.firefox")))
+        #expect(
+            caller(
+                "1:name=systemd:\(manager)/app.slice/snap.firefox.firefox-\(uuid).scope\n0::\(manager)/app.slice/x.scope\n"
+            ) == .failure(AppIdentityError(.snapScopesDisagree(first: "firefox.firefox", second: nil))))
+    }
+
     // MARK: The app served
 
     @Test func aSandboxNamesTheAppWhateverDesktopIdSays() {

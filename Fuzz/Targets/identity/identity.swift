@@ -32,24 +32,31 @@ public func fuzzIdentity(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     return 0
 }
 
-/// The caller's identity agrees with its parts: the sandbox is the Flatpak app or the snap app, an error when both
-/// are there or either is unreadable; only an unconfined caller is the portal; the served app of a sandbox is its
+/// The caller's identity agrees with its parts: the sandbox is the Flatpak app or the snap app (of the label, or
+/// of the scope where no label names one), an error when two are there or any is unreadable; only an unconfined caller is the portal; the served app of a sandbox is its
 /// own whatever DesktopId says, and only a claim is unverified.
 private func checkCaller(cgroup text: String, label bytes: [UInt8]) {
     // nil: the text is unreadable; .some(nil): it names no sandbox.
     let flatpak = readable(Result { () throws(AppIdentityError) in try AppIdentityParsing.flatpakApp(cgroup: text) })
     let snap = readable(snapApp(bytes))
+    let scoped = readable(Result { () throws(AppIdentityError) in try AppIdentityParsing.snapScopeApp(cgroup: text) })
     let caller = Result { () throws(AppIdentityError) in
         try AppIdentityParsing.caller(cgroup: text, securityLabel: bytes, uid: 1000)
     }
     guard case .success(let identity) = caller else {
-        precondition(flatpak == nil || snap == nil || (flatpak! != nil && snap! != nil), "a caller refused for nothing")
+        let unreadable = flatpak == nil || snap == nil || scoped == nil
+        let labelled = snap ?? nil
+        let inScope = scoped ?? nil
+        let twoSnaps = labelled != nil && inScope != nil && labelled != inScope
+        let twoSandboxes = (flatpak ?? nil) != nil && (labelled ?? inScope) != nil
+        precondition(unreadable || twoSnaps || twoSandboxes, "a caller refused for nothing")
         return
     }
     switch identity.sandbox {
     case .flatpak(let id): precondition(flatpak == .some(id), "a Flatpak app its cgroup does not name")
-    case .snap(let app): precondition(snap == .some(app), "a snap app its label does not name")
-    case .unconfined: precondition(flatpak == .some(nil) && snap == .some(nil), "a sandbox taken for none")
+    case .snap(let app): precondition(snap == .some(app) || scoped == .some(app), "a snap app nothing names")
+    case .unconfined:
+        precondition(flatpak == .some(nil) && snap == .some(nil) && scoped == .some(nil), "a sandbox taken for none")
     }
     precondition(!identity.isDesktopPortal || identity.sandbox == .unconfined, "a sandboxed portal")
     let served = ClientApp(caller: identity, desktopId: "org.example.Claimed")

@@ -19,8 +19,12 @@ public struct AppIdentityError: Error, Sendable, Equatable, CustomStringConverti
         case invalidSnapLabel(String)
         /// The security label has a NUL byte before its end.
         case nulInLabel
-        /// The cgroup puts the process in a Flatpak app, and its security label in a snap's.
+        /// The cgroup puts the process in a Flatpak app, and its security label or scope in a snap's.
         case twoSandboxes(flatpak: String, snap: String)
+        /// The systemd hierarchies put the process in different snap apps' scopes, or in one and in none.
+        case snapScopesDisagree(first: String?, second: String?)
+        /// The security label names one snap app and the scope another.
+        case snapLabelAndScopeDisagree(label: String, scope: String)
 
         /// A human explanation.
         public var description: String {
@@ -42,12 +46,21 @@ public struct AppIdentityError: Error, Sendable, Equatable, CustomStringConverti
                 "the security label has a NUL byte before its end"
             case .twoSandboxes(let flatpak, let snap):
                 "the process is in Flatpak app \(shown(flatpak)) and in snap app \(shown(snap)) at once"
+            case .snapScopesDisagree(let first, let second):
+                "the cgroup hierarchies put the process in \(snap(first)) and in \(snap(second))"
+            case .snapLabelAndScopeDisagree(let label, let scope):
+                "the security label names snap app \(shown(label)), the cgroup snap app \(shown(scope))"
             }
         }
 
         /// `text` quoted, cut to 80 characters.
         private func shown(_ text: String) -> String {
             "'" + (text.count > 80 ? text.prefix(80) + "…" : text) + "'"
+        }
+
+        /// "snap app '<app>'" or "no snap app".
+        private func snap(_ app: String?) -> String {
+            app.map { "snap app \(shown($0))" } ?? "no snap app"
         }
 
         /// "Flatpak app '<id>'" or "no Flatpak app".

@@ -21,13 +21,19 @@ extension AppIdentityParsing {
     /// The identity of user `uid`'s process whose `/proc/PID/cgroup` is `cgroup` and whose connection's security
     /// label is `securityLabel` (empty when the bus gave none).
     ///
-    /// - Throws: ``AppIdentityError`` when either text is unreadable as ``flatpakApp(cgroup:)`` and
-    ///   ``snapApp(securityLabel:)`` say, or when they name two sandboxes at once.
+    /// - Throws: ``AppIdentityError`` when either text is unreadable as ``flatpakApp(cgroup:)``,
+    ///   ``snapApp(securityLabel:)`` and ``snapScopeApp(cgroup:)`` say, when they name two sandboxes at once, or
+    ///   when the label and the scope name two snap apps.
     public static func caller(cgroup: String, securityLabel: [UInt8], uid: UInt32) throws(AppIdentityError)
         -> CallerIdentity
     {
         let flatpak = try flatpakApp(cgroup: cgroup)
-        let snap = try snapApp(securityLabel: securityLabel)
+        let labelled = try snapApp(securityLabel: securityLabel)
+        let scoped = try snapScopeApp(cgroup: cgroup)
+        if let labelled, let scoped, labelled != scoped {
+            throw AppIdentityError(.snapLabelAndScopeDisagree(label: labelled, scope: scoped))
+        }
+        let snap = labelled ?? scoped
         let sandbox: AppIdentity
         switch (flatpak, snap) {
         case (let flatpak?, let snap?): throw AppIdentityError(.twoSandboxes(flatpak: flatpak, snap: snap))
