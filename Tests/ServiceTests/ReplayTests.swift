@@ -150,7 +150,7 @@ struct ReplayTests {
         // later fix; a read is only used when no refresh of that object arrived before its reply.
         var originals: [Int: Double] = [:]
         var read = 0
-        while read < 5, !(0..<read).contains(where: { originals[$0] != nil && originals[$0 + 1] != nil }) {
+        while read < 9, !(0..<read).contains(where: { originals[$0] != nil && originals[$0 + 1] != nil }) {
             let update = try await app.waitForUpdates(read + 1, timeout: .seconds(30))[read].new
             let values = try await app.getAll(update, location)
             let refreshed = app.signals.contains { $0.member == "PropertiesChanged" && $0.path == update }
