@@ -33,6 +33,10 @@ let package = Package(
         .target(
             name: "WiFi", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
             swiftSettings: strict),
+        // The modems' location through ModemManager's D-Bus API.
+        .target(
+            name: "Modem", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
+            swiftSettings: strict),
         // A poll(2) event loop that is also a Swift SerialExecutor, and the core's TimerScheduler.
         .target(name: "Loop", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // The only module that imports libdbus.
@@ -66,7 +70,7 @@ let package = Package(
             name: "whereaboutsd",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
-                "DBus", "Loop", "HTTP", "WiFi", "CMalloc", "Compass",
+                "DBus", "Loop", "HTTP", "WiFi", "Modem", "CMalloc", "Compass",
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts", "Loop"], swiftSettings: strict),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
-# the release products, runs wbbench for the gpsd path (whereaboutsd only), wbnet for network positioning (both
+# the release products, runs wbbench for the gpsd path and the modem path (whereaboutsd only), wbnet for network positioning (both
 # services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
 # with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
 # Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_swift
-ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 glib-networking polkitd python3-dbusmock openssl \
+ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 glib-networking polkitd python3-dbusmock python3-gi openssl \
     ca-certificates "${BUILD_PACKAGES[@]}"
 for product in wbbench wbload wbnet; do
     swift build -c release --product "$product" >&2
@@ -29,6 +29,8 @@ out=build/bench
 mkdir -p "$out"
 echo "bench: gpsd path (wbbench)..." >&2
 "$bin/wbbench" --reports 200 | tee "$out/wbbench.txt" >&2
+echo "bench: modem path (wbbench --modem)..." >&2
+"$bin/wbbench" --modem --reports 200 | tee "$out/wbbench-modem.txt" >&2
 echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2

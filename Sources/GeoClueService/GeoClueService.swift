@@ -79,6 +79,12 @@ public final class GeoClueService {
         get { activity.onDemandChanged }
         set { activity.onDemandChanged = newValue }
     }
+    /// Called with the smallest `TimeThreshold` (seconds) of the clients served at exact level whenever it changes,
+    /// nil when no client is: a modem's satellite receiver is paced by it, as GeoClue paces it.
+    public var onExactTimeThresholdChanged: (@BusActor (UInt32?) -> Void)? {
+        get { activity.onExactTimeThresholdChanged }
+        set { activity.onExactTimeThresholdChanged = newValue }
+    }
     /// Called when a single-shot request (`RequestLocation`) starts waiting while the providers already run: a
     /// provider whose position is still current, but changes seldom (Wi-Fi, IP), may offer it again at once
     /// rather than at its next change.
@@ -362,7 +368,8 @@ public final class GeoClueService {
             client.isServing
             ? ActivityContribution(
                 level: client.demandedLevel, user: peers.knownUser(of: client.owner),
-                app: configuration.isSystemApp(app) ? nil : app, started: client.active)
+                app: configuration.isSystemApp(app) ? nil : app, started: client.active,
+                timeThreshold: client.life.thresholds.time)
             : nil
         activity.set(contribution, of: client.id)
     }

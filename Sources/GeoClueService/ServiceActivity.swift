@@ -23,6 +23,10 @@ final class ServiceActivity {
     /// Called with the highest level any client needing fixes is served at, or the watched regions need (nil when
     /// nothing needs any).
     var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)?
+    /// The smallest `TimeThreshold` of the clients served at exact level, as last announced.
+    private(set) var exactTimeThreshold: UInt32?
+    /// Called with the smallest `TimeThreshold` of the clients served at exact level when it changes (nil: none is).
+    var onExactTimeThresholdChanged: (@BusActor (UInt32?) -> Void)?
     /// The level the watched regions need to be decided (``RegionWatch``), nil when none is watched.
     var regionDemand: AccuracyLevel? {
         didSet { if regionDemand != oldValue { changed() } }
@@ -97,6 +101,10 @@ final class ServiceActivity {
         if level != demand {
             demand = level
             onDemandChanged?(level)
+        }
+        if tally.smallestExactTimeThreshold != exactTimeThreshold {
+            exactTimeThreshold = tally.smallestExactTimeThreshold
+            onExactTimeThresholdChanged?(exactTimeThreshold)
         }
     }
 }

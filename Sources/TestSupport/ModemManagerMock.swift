@@ -205,6 +205,23 @@ public final class ModemManagerMock: @unchecked Sendable {
         _ = try control("SetServingCell", ["osuuu", path, operatorCode, String(lac), String(tac), String(cellID)])
     }
 
+    /// Sets the technologies of the network the modem at `path` is on (shown while it is registered).
+    public func setAccessTechnologies(_ path: String, _ technologies: AccessTechnologies) throws {
+        _ = try control("SetAccessTechnologies", ["ou", path, String(technologies.rawValue)])
+    }
+
+    /// Sets the position of the CDMA base station the modem at `path` is on.
+    public func setCDMABaseStation(_ path: String, latitude: Double, longitude: Double) throws {
+        _ = try control("SetCdmaBaseStation", ["odd", path, String(latitude), String(longitude)])
+    }
+
+    /// Emits `PropertiesChanged` for `interface` from the modem at `path` exactly as given, values of the wrong
+    /// type included (which ModemManager never sends): `changed` is the `a{sv}` in busctl's words, its count first
+    /// (`["2", "State", "s", "bogus", "Enabled", "u", "4"]`). The modem's own properties do not change.
+    public func emitRawPropertiesChanged(_ path: String, interface: String, changed: [String]) throws {
+        _ = try control("EmitRawPropertiesChanged", ["osa{sv}", path, interface] + changed)
+    }
+
     /// Sends `sentences` from the GPS port of the modem at `path`.
     public func pushNMEA(_ path: String, _ sentences: [String]) throws {
         _ = try control("PushNmea", ["os", path, sentences.joined(separator: "\r\n")])

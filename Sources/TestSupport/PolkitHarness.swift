@@ -67,8 +67,12 @@ public final class PolkitHarness: @unchecked Sendable {
     ///
     /// `actionOwner` replaces the value of every `org.freedesktop.policykit.owner` annotation in the installed
     /// copies of the policy (e.g. `"unix-user:daemon"`), so that a test can play the non-root service user, which
-    /// `polkit/*.policy` names as `unix-user:whereabouts`.
-    public init(bus: PrivateBus, rules: [String: String] = [:], actionOwner: String? = nil) throws {
+    /// `polkit/*.policy` names as `unix-user:whereabouts`. `extraPolicies` (file name → XML) declares other
+    /// services' actions, such as ModemManager's, that a shipped rule grants.
+    public init(
+        bus: PrivateBus, rules: [String: String] = [:], actionOwner: String? = nil,
+        extraPolicies: [String: String] = [:]
+    ) throws {
         self.bus = bus
         directory = bus.directory.appendingPathComponent("polkit-\(UUID().uuidString.prefix(8))")
         actionsDirectory = directory.appendingPathComponent("actions")
@@ -86,6 +90,12 @@ public final class PolkitHarness: @unchecked Sendable {
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.path)
         }
         try installPolicy(actionOwner: actionOwner)
+        for (name, text) in extraPolicies {
+            guard name.hasSuffix(".policy"), !name.contains("/") else {
+                throw TestEnvironmentError("polkit policy file name \(name) must be a plain name ending in .policy")
+            }
+            try write(text, to: actionsDirectory.appendingPathComponent(name))
+        }
         try setRuleFiles(rules)
         try start()
     }

@@ -8,12 +8,15 @@ public struct ActivityContribution: Hashable, Sendable {
     public var app: String?
     /// Started (not only waiting for a single fix): such a client of a non-system app makes `InUse` true.
     public var started: Bool
+    /// Its `TimeThreshold`, seconds (0: none).
+    public var timeThreshold: UInt32
 
-    public init(level: AccuracyLevel, user: UInt32?, app: String?, started: Bool) {
+    public init(level: AccuracyLevel, user: UInt32?, app: String?, started: Bool, timeThreshold: UInt32 = 0) {
         self.level = level
         self.user = user
         self.app = app
         self.started = started
+        self.timeThreshold = timeThreshold
     }
 }
 
@@ -24,6 +27,7 @@ public struct ActivityContribution: Hashable, Sendable {
 /// costs what that connection owned.
 public struct ActivityTally: Sendable {
     private var levels: [AccuracyLevel: Int] = [:]
+    private var exactTimeThresholds: [UInt32: Int] = [:]
     private var startedApps = 0
     private var apps: [String: Int] = [:]
     private var appsByUser: [UInt32?: [String: Int]] = [:]
@@ -39,6 +43,7 @@ public struct ActivityTally: Sendable {
 
     private mutating func apply(_ contribution: ActivityContribution, by delta: Int) {
         Self.add(delta, to: &levels, contribution.level)
+        if contribution.level == .exact { Self.add(delta, to: &exactTimeThresholds, contribution.timeThreshold) }
         guard let app = contribution.app else { return }
         if contribution.started { startedApps += delta }
         Self.add(delta, to: &apps, app)
@@ -53,6 +58,10 @@ public struct ActivityTally: Sendable {
 
     /// The highest level any client needs, or nil when none needs fixes.
     public var demand: AccuracyLevel? { levels.keys.max() }
+
+    /// The smallest `TimeThreshold` of the clients served at exact level, or nil when none is: what a satellite
+    /// receiver that can be paced (a modem's) is paced by, as GeoClue paces it.
+    public var smallestExactTimeThreshold: UInt32? { exactTimeThresholds.keys.min() }
 
     /// True while a started client of a non-system app is counted.
     public var inUse: Bool { startedApps > 0 }

@@ -1,7 +1,7 @@
 /// The daemon's validated configuration, read from a GeoClue-compatible `geoclue.conf`.
 ///
-/// A GeoClue configuration carries over: `[agent]`, the app entries, `[static-source]` and `[network-nmea]`
-/// `[wifi]` and `[ip]` mean what they mean to GeoClue, and GeoClue's other source groups are accepted and listed in
+/// A GeoClue configuration carries over: `[agent]`, the app entries, `[static-source]`, `[network-nmea]`,
+/// `[wifi]`, `[ip]`, `[modem-gps]`, `[3g]` and `[cdma]` mean what they mean to GeoClue, and GeoClue's other source groups are accepted and listed in
 /// ``ignoredSections``. Whereabouts adds `[replay]`, `[gpsd]`, `[network]` and `[static-source] path=`.
 ///
 /// Every setting the file leaves out keeps its value from ``default``. Unlike GeoClue, where a source whose
@@ -24,6 +24,8 @@ public struct Configuration: Sendable, Equatable {
     public var networkNMEA: NMEASocketConfig
     /// Wi-Fi and IP positioning through a web service (`[network]`, `[wifi]`, `[ip]`).
     public var network = NetworkPositioningConfig()
+    /// The modem's sources through ModemManager (`[modem-gps]`, `[3g]`, `[cdma]`).
+    public var modem = ModemConfig()
     /// iio-sensor-proxy's compass (`[compass]`).
     public var compass = CompassConfig()
     /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,

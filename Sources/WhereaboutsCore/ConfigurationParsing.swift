@@ -1,7 +1,7 @@
 extension Configuration {
     /// GeoClue's source groups that Whereabouts accepts, so that a GeoClue configuration carries over, but does not
     /// implement. Their keys are not checked.
-    public static let ignoredGroupNames: Set<String> = ["3g", "cdma", "modem-gps"]
+    public static let ignoredGroupNames: Set<String> = []
 
     /// Parses and validates the text of a `geoclue.conf`; `file` names it in errors.
     ///
@@ -93,6 +93,15 @@ extension Configuration {
                 try section.load("method", into: &configuration.network.ip.method, section.ipMethod)
                 configuration.network.ip.url = try section.webURL("url")
                 configuration.network.ip.accuracy = try section.radius("accuracy")
+            case "modem-gps":
+                try section.checkKeys(["enable"])
+                try section.load("enable", into: &configuration.modem.gnssEnabled, section.bool)
+            case "3g":
+                try section.checkKeys(["enable"])
+                try section.load("enable", into: &configuration.modem.cellEnabled, section.bool)
+            case "cdma":
+                try section.checkKeys(["enable"])
+                try section.load("enable", into: &configuration.modem.cdmaEnabled, section.bool)
             case "compass":
                 try section.checkKeys(["enable", "magnetic-model"])
                 try section.load("enable", into: &configuration.compass.enabled, section.bool)

@@ -13,6 +13,12 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case ip = "ip"
     /// The compass iio-sensor-proxy serves: no positions, only the headings put on other providers' fixes.
     case compass = "compass"
+    /// The modem's satellite receiver, through ModemManager.
+    case modemGNSS = "modem-gnss"
+    /// Cell positioning: the mobile network cells the modems are on, looked up.
+    case cell = "cell"
+    /// The CDMA base station a modem is on, by its own position.
+    case cdma = "cdma"
 }
 
 /// One position report, as a provider produced it.

@@ -74,8 +74,8 @@ extension ProviderKind {
     /// True for providers that report satellite fixes.
     public var isSatellite: Bool {
         switch self {
-        case .gpsd, .nmea, .replay: true
-        case .static, .wifi, .ip, .compass: false
+        case .gpsd, .nmea, .replay, .modemGNSS: true
+        case .static, .wifi, .ip, .compass, .cell, .cdma: false
         }
     }
 }

@@ -8,6 +8,10 @@
 // 2. Time to first location for a new client while gpsd has a fix, three ways: while another client keeps gpsd
 //    watched (the service hands over its latest fix); with gpsd unwatched and the receiver silent (only gpsd's
 //    answer to ?POLL can serve it); with gpsd unwatched and the receiver reporting at 1 Hz (what a user sees).
+//
+//   .build/release/wbbench --modem [--reports N] [--interval MS]
+//
+// The modem path instead (ModemBench): the ModemManager stand-in's Location update → LocationUpdated.
 import DBus
 import Foundation
 import Glibc
@@ -18,11 +22,17 @@ struct Options {
     var reports = 100
     var interval = 100
     var trials = 10
+    /// `--modem`: measure the modem path (``ModemBench``) instead of gpsd's.
+    var modem = false
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--modem" {
+                options.modem = true
+                continue
+            }
             guard let text = rest.popFirst(), let value = Int(text), value > 0 else { usage() }
             switch flag {
             case "--reports": options.reports = value
@@ -35,7 +45,7 @@ struct Options {
     }
 
     static func usage() -> Never {
-        print("usage: wbbench [--reports N (100)] [--interval MS (100)] [--trials N (10)]")
+        print("usage: wbbench [--modem] [--reports N (100)] [--interval MS (100)] [--trials N (10)]")
         exit(2)
     }
 }
@@ -191,7 +201,7 @@ func run(_ options: Options) async throws {
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Task { @BusActor in
     do {
-        try await run(options)
+        if options.modem { try await ModemBench.run(options) } else { try await run(options) }
         exit(0)
     } catch {
         print("wbbench: \(error)")

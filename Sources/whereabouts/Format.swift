@@ -143,6 +143,7 @@ enum Format {
             text += "provider \(provider.kind): \(provider.available ? "available" : "unavailable"), "
             text += "\(provider.running ? "running" : "idle"), started for level \(provider.level) and above\n"
             text += networkLines(provider)
+            text += modemLines(provider)
         }
         text +=
             "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
@@ -197,6 +198,14 @@ enum Format {
             text += "\n"
         }
         return text
+    }
+
+    /// The modem providers' lines: each modem (its `modem NAME` detail) with its state and the sources set up on it,
+    /// and each modem's serving cell (`cell PATH`).
+    static func modemLines(_ provider: ServiceStatus.Provider) -> String {
+        provider.texts.keys.filter { $0.hasPrefix("modem ") || $0.hasPrefix("cell ") }.sorted().map { key in
+            "  \(key): \(provider.texts[key] ?? "")\n"
+        }.joined()
     }
 
     static func fixed(_ value: Double, _ digits: Int) -> String {

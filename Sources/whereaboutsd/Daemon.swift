@@ -71,7 +71,10 @@ enum Daemon {
         }
         let network = NetworkPositioning.makeProviders(
             configuration, connection: connection, clock: clock, logger: logger)
-        let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers
+        let modem = ModemPositioning.makeProviders(
+            configuration, connection: connection, clock: clock, logger: logger)
+        if let wifi = network.wifi, let cell = modem.cell { wifi.servingCells = { cell.servingCells } }
+        let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers + modem.providers
         if made.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         let headings =
             configuration.compass.enabled
@@ -98,6 +101,7 @@ enum Daemon {
         providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
         service.onDemandChanged = { providers.setDemand($0) }
         service.onFreshFixWanted = { providers.refresh() }
+        service.onExactTimeThresholdChanged = { modem.client?.setGPSRefreshRate($0 ?? 0) }
         service.setAvailableLevel(providers.availableLevel)
         service.providerStatus = { providers.status }
         service.simulator = ReplaySimulator(providers: providers, clock: clock)

@@ -53,4 +53,21 @@ struct ActivityTallyTests {
         tally.replace(started, with: nil)
         #expect(!tally.inUse && tally.allApps.isEmpty)
     }
+
+    @Test func theSmallestTimeThresholdIsTheExactClientsOnly() {
+        var tally = ActivityTally()
+        let slow = ActivityContribution(level: .exact, user: 1000, app: "maps", started: true, timeThreshold: 20)
+        let fast = ActivityContribution(level: .exact, user: 1000, app: "run", started: true, timeThreshold: 5)
+        let coarse = ActivityContribution(level: .city, user: 1000, app: "weather", started: true, timeThreshold: 1)
+        #expect(tally.smallestExactTimeThreshold == nil)
+        tally.replace(nil, with: coarse)
+        #expect(tally.smallestExactTimeThreshold == nil, "a city client never paces a receiver")
+        tally.replace(nil, with: slow)
+        tally.replace(nil, with: fast)
+        #expect(tally.smallestExactTimeThreshold == 5)
+        tally.replace(fast, with: nil)
+        #expect(tally.smallestExactTimeThreshold == 20)
+        tally.replace(slow, with: nil)
+        #expect(tally.smallestExactTimeThreshold == nil)
+    }
 }

@@ -139,8 +139,9 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.agentWhitelist == Configuration.defaultAgentWhitelist)
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: nil))
         #expect(configuration.staticSource.enabled == false)
-        #expect(configuration.ignoredSections == ["3g", "cdma", "modem-gps"])
+        #expect(configuration.ignoredSections.isEmpty)
         #expect(configuration.compass == CompassConfig(enabled: true))
+        #expect(configuration.modem == ModemConfig(gnssEnabled: true, cellEnabled: true, cdmaEnabled: true))
         #expect(
             configuration.network.wifi
                 == WiFiPositioningConfig(
@@ -251,13 +252,6 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.app("firefox") == AppEntry(allowed: true, system: false, users: []))
     }
 
-    @Test func ignoredSectionsKeepAnyKeys() throws {
-        let configuration = try Configuration.parse(
-            "[3g]\nurl=https://example.org\nsubmit-data=maybe\nwhatever=1\n[cdma]\nenable=banana\n", file: "c.conf"
-        )
-        #expect(configuration.ignoredSections == ["3g", "cdma"])
-    }
-
     @Test func compassSettings() throws {
         #expect(
             Configuration.default.compass
@@ -275,6 +269,17 @@ private let geoclueShippedConfiguration = """
         #expect(throws: ConfigurationError.self) {
             try Configuration.parse("[compass]\nheading=north\n", file: "c.conf")
         }
+    }
+
+    @Test func modemSourcesAreOffUnlessEnabled() throws {
+        #expect(Configuration.default.modem == ModemConfig())
+        let configuration = try Configuration.parse("[modem-gps]\nenable=true\n[3g]\nenable=false\n", file: "c.conf")
+        #expect(configuration.modem == ModemConfig(gnssEnabled: true))
+        #expect(configuration.ignoredSections.isEmpty)
+        #expect(throws: ConfigurationError.self) {
+            try Configuration.parse("[3g]\nurl=https://example.org\n", file: "c.conf")
+        }
+        #expect(throws: ConfigurationError.self) { try Configuration.parse("[cdma]\nenable=maybe\n", file: "c.conf") }
     }
 
     @Test func networkPositioningSettings() throws {

@@ -359,7 +359,7 @@ struct FixSelectorStepTests {
         #expect(FixSelector.maximumSpeed == 500)
         #expect(FixSelector.staleAfter == .seconds(60))
         #expect(FixSelector.crossProviderSkew == .seconds(1))
-        #expect(ProviderKind.allCases.filter(\.isSatellite) == [.replay, .gpsd, .nmea])
+        #expect(ProviderKind.allCases.filter(\.isSatellite) == [.replay, .gpsd, .nmea, .modemGNSS])
     }
 }
 

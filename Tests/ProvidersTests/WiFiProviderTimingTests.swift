@@ -144,6 +144,30 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         try #require(service.requests == count, sourceLocation: sourceLocation)
     }
 
+    /// With serving cells given, a lookup carries them with the access points; an answer as coarse as a cell's
+    /// placed the cells, not the access points, so it is neither delivered nor cached, and a finer one is the
+    /// Wi-Fi fix.
+    @Test func aLookupWithCellsTakesOnlyAnAnswerFinerThanACell() async throws {
+        let provider = startedProvider()
+        let cell = try ServingCell(
+            radio: .lte, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x5A1F, cellID: 0x8A1_B2C3)
+        provider.servingCells = { [cell] }
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first place is looked up")
+        #expect(service.bodies.first?.contains(#""cellTowers":[{"cellId":144814787"#) == true, "\(service.bodies)")
+        #expect(service.bodies.first?.contains("00:11:22:33:01:01") == true)
+        let coarse = #"{"location": {"lat": 52.5, "lng": 13.4}, "accuracy": 1000}"#
+        try #require(service.answer(.success(HTTPResponse(status: 200, body: Array(coarse.utf8)))))
+        try await settle(requests: 1)
+        #expect(log.fixes.isEmpty && log.cache.count(of: .network) == 0)
+        scanner.scan(place(2))
+        try await settle(until: { service.held == 1 }, "the second place is looked up")
+        try #require(service.answer(berlin))
+        try await settle(until: { log.fixes.count == 1 }, "the finer answer is delivered")
+        #expect(log.fixes.first?.horizontalAccuracy == 30 && log.fixes.first?.description == "WiFi")
+        provider.stop()
+    }
+
     /// A scan of another place arrives while the first place's lookup is out: that answer is kept in the cache,
     /// which then locates the first place with no request, but it is not offered as a fix.
     @Test func anAnswerForAPlaceLeftMeanwhileIsCachedButNotDelivered() async throws {

@@ -53,6 +53,9 @@ for root):
 * SetAccessTechnologies(o, u): the network's MMModemAccessTechnology bits.
 * PushNmea(o, s sentences): sentences from the modem's GPS port, one per line (CR LF or LF).
 * SetCdmaBaseStation(o, d latitude, d longitude): the CDMA base station's position.
+* EmitRawPropertiesChanged(o, s interface, a{sv} changed): PropertiesChanged from the modem's object exactly as
+  given, values of the wrong type included, which ModemManager never sends: for tests of a client's checks. The
+  modem's own properties stay as they were.
 * SetAuthorisedUsers(s action, au uids): the users polkit authorises for a ModemManager action (only root at
   first, for every action).
 * GetSetupCalls(o) -> a(uubs): each Setup call, refused ones included: caller uid, sources, signal_location, and
@@ -228,6 +231,10 @@ INTROSPECTION = '''
     <method name="SetCdmaBaseStation">
       <arg name="modem" type="o" direction="in"/><arg name="latitude" type="d" direction="in"/>
       <arg name="longitude" type="d" direction="in"/>
+    </method>
+    <method name="EmitRawPropertiesChanged">
+      <arg name="modem" type="o" direction="in"/><arg name="interface" type="s" direction="in"/>
+      <arg name="changed" type="a{sv}" direction="in"/>
     </method>
     <method name="SetAuthorisedUsers">
       <arg name="action" type="s" direction="in"/><arg name="uids" type="au" direction="in"/>
@@ -1012,6 +1019,12 @@ class Service:
                 raise ModemManagerError('InvalidArgs', 'latitude or longitude out of range')
             modem.base_station = (latitude, longitude)
             modem.read_base_station()
+        elif method == 'EmitRawPropertiesChanged':
+            # The values exactly as sent: unpacking would lose their D-Bus types.
+            arguments = GLib.Variant.new_tuple(
+                GLib.Variant('s', args[1]), parameters.get_child_value(2), GLib.Variant('as', []))
+            self.connection.emit_signal(
+                None, modem.path, 'org.freedesktop.DBus.Properties', 'PropertiesChanged', arguments)
         elif method == 'GetSetupCalls':
             return GLib.Variant('(a(uubs))', (modem.calls['Setup'],))
         elif method == 'GetGpsRefreshRateCalls':

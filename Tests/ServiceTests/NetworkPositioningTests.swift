@@ -47,7 +47,8 @@ final class NetworkPositioningRig: @unchecked Sendable {
         launcher = namespace?.launcher ?? []
         server = try IchnaeaServer(
             certificates: authority, latitude: 52.5163, longitude: 13.3777, accuracy: 42, launcher: launcher)
-        let bus = try PrivateBus(extraPolicy: WPASupplicantMock.busPolicy + NetworkManagerMock.busPolicy)
+        let bus = try PrivateBus(
+            extraPolicy: WPASupplicantMock.busPolicy + NetworkManagerMock.busPolicy + ModemManagerMock.busPolicy)
         let config = """
             [network]
             ca-file=\(authority.certificateFile.path)

@@ -346,7 +346,9 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     private mutating func set(_ setting: ClientSetting) {
         switch setting {
         case .distanceThreshold(let metres): thresholds.distance = metres
-        case .timeThreshold(let seconds): thresholds.time = seconds
+        case .timeThreshold(let seconds):
+            thresholds.time = seconds
+            if isServing { effects.append(.recount) }
         case .requestedLevel(let level): requestedLevel = level
         case .highAccuracy(let wanted):
             highAccuracy = wanted

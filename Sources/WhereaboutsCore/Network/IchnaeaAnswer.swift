@@ -29,6 +29,10 @@ public enum IchnaeaOutcome: Sendable, Equatable {
     /// 500 m and beaconDB's come from access points it places within 500 m; a radius of kilometres is a
     /// position from some other source (the IP address, a cell area), which a Wi-Fi fix must never be.
     public static let maximumWiFiAccuracy = 10_000.0
+    /// The smallest accuracy, in metres, of a position Ichnaea takes from cells: its cell estimates are never
+    /// finer than 1 km. An answer to a query with access points and cells at least this coarse came from the cells,
+    /// not from the access points.
+    public static let smallestCellAccuracy = 1_000.0
     /// The largest accuracy believed from a cell query, in metres: Ichnaea's largest cell-area estimate. Anything
     /// coarser did not come from the cells.
     public static let maximumCellAccuracy = 500_000.0

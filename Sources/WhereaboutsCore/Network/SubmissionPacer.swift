@@ -58,8 +58,8 @@ public struct SubmissionPacer: Sendable {
     private static func isMeasured(_ fix: Fix) -> Bool {
         guard !fix.isSimulated else { return false }
         switch fix.provider {
-        case .gpsd, .nmea: return true
-        case .static, .replay, .wifi, .ip, .compass: return false
+        case .gpsd, .nmea, .modemGNSS: return true
+        case .static, .replay, .wifi, .ip, .compass, .cell, .cdma: return false
         }
     }
 }

@@ -44,6 +44,12 @@ public final class WiFiProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
+    /// The serving cells to send with each lookup (`[3g]` on: ``CellProvider/servingCells``), as GeoClue's Wi-Fi
+    /// queries carry them; nil or none: access points alone. An answer to such a query at least as coarse as
+    /// ``IchnaeaOutcome/smallestCellAccuracy`` placed the cells, not the access points: it is not a Wi-Fi fix, and
+    /// is neither delivered nor cached (the cell provider serves the cells).
+    public var servingCells: (@BusActor () -> [ServingCell])?
+
     private let scanner: any AccessPointScanner
     private let transport: any HTTPTransport
     private let url: String
@@ -245,15 +251,20 @@ public final class WiFiProvider: LocationProvider {
     private func lookUp(_ usable: [AccessPoint]) {
         lookupInFlight = true
         record.sent()
-        let request = HTTPRequest(url: url, body: IchnaeaQuery.wifi(usable), timeout: Self.lookupTimeout)
+        let cells = servingCells?() ?? []
+        let body =
+            cells.isEmpty ? IchnaeaQuery.wifi(usable) : IchnaeaQuery.geolocate(accessPoints: usable, cells: cells)
+        let request = HTTPRequest(url: url, body: body, timeout: Self.lookupTimeout)
         let transport = self.transport
         BusActor.task { [weak self] in
             let result = await transport.post(request)
-            self?.answered(result, for: usable)
+            self?.answered(result, for: usable, withCells: !cells.isEmpty)
         }
     }
 
-    private func answered(_ result: Result<HTTPResponse, HTTPFailure>, for usable: [AccessPoint]) {
+    private func answered(
+        _ result: Result<HTTPResponse, HTTPFailure>, for usable: [AccessPoint], withCells: Bool
+    ) {
         lookupInFlight = false
         let now = clock.monotonicNow
         let availableBefore = availableLevel
@@ -265,7 +276,7 @@ public final class WiFiProvider: LocationProvider {
             report(.unreachable, failure.description, retryAt: backoff.record(failure, now: now).retryAt)
             return
         case .success(let response):
-            outcome = IchnaeaOutcome.interpret(response, kind: .wifi)
+            outcome = Self.accessPointsOutcome(IchnaeaOutcome.interpret(response, kind: withCells ? .cells : .wifi))
         }
         let summary = outcome.summary
         throttle.looked(up: usable, outcome: outcome, now: now)
@@ -287,6 +298,15 @@ public final class WiFiProvider: LocationProvider {
         case .refused, .serverTrouble, .malformed:
             record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
         }
+    }
+
+    /// What an answer says of the access points: a position as coarse as a cell's placed the cells sent with them
+    /// (``servingCells``), and says no more of the access points than that the service does not know them.
+    private static func accessPointsOutcome(_ outcome: IchnaeaOutcome) -> IchnaeaOutcome {
+        if case .position(_, _, let accuracy) = outcome, accuracy >= IchnaeaOutcome.smallestCellAccuracy {
+            return .notFound
+        }
+        return outcome
     }
 
     /// Notes the service's state, logging once when it changes, not at every failure.

@@ -1,0 +1,96 @@
+import Loop
+import WhereaboutsCore
+
+/// The CDMA base station's own position (`[cdma]`), as ModemManager reports it: a coarse fix of the modem, within
+/// the cell's reach, taken with GeoClue's accuracy of 1 km (``CDMABaseStation/assumedAccuracy``). Nothing is looked
+/// up; nothing leaves the machine.
+///
+/// It runs for clients at neighbourhood level and above, and is available while some enabled modem offers its
+/// CDMA base station location; a position that is not a place is logged once and ignored.
+@BusActor
+public final class CDMAProvider: LocationProvider {
+    public let kind = ProviderKind.cdma
+    public let minimumClientLevel = AccuracyLevel.neighborhood
+    public var onFix: (@BusActor (Fix) -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    private let modems: any ModemLocationService
+    private let clock: any WhereaboutsCore.Clock
+    private let logger: any Logger
+    private var started = false
+    /// Each modem's base station, by object path; followed while stopped too, since ModemManager reports it only
+    /// when it changes.
+    private var stations: [String: CDMABaseStation] = [:]
+    private var invalidLogged = false
+    private var lastLevel: AccuracyLevel
+
+    /// A provider reading the modems of `modems`.
+    public init(modems: any ModemLocationService, clock: any WhereaboutsCore.Clock, logger: any Logger) {
+        self.modems = modems
+        self.clock = clock
+        self.logger = logger
+        lastLevel = modems.unavailability(of: .cdmaBaseStation) == nil ? .neighborhood : .none
+        modems.observe { [weak self] event in self?.handle(event) }
+    }
+
+    public var availableLevel: AccuracyLevel {
+        modems.unavailability(of: .cdmaBaseStation) == nil ? .neighborhood : .none
+    }
+
+    public var unavailabilityReason: String? { modems.unavailability(of: .cdmaBaseStation) }
+
+    public var details: [String: ProviderDetail] {
+        var details: [String: ProviderDetail] = [:]
+        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
+        for (modem, summary) in modems.modemSummaries { details["modem " + modem] = .text(summary) }
+        return details
+    }
+
+    public func start() {
+        started = true
+        modems.setNeeded(.cdmaBaseStation, by: .cdma)
+        refresh()
+    }
+
+    public func stop() {
+        started = false
+        modems.setNeeded([], by: .cdma)
+    }
+
+    /// Offers the base stations' positions again.
+    public func refresh() {
+        for modem in stations.keys.sorted() { deliver(modem) }
+    }
+
+    private func handle(_ event: ModemLocationEvent) {
+        switch event {
+        case .availabilityChanged:
+            let level = availableLevel
+            guard level != lastLevel else { return }
+            lastLevel = level
+            onAvailabilityChanged?()
+        case .location(.cdmaBaseStation(let latitude, let longitude, let modem)):
+            do {
+                stations[modem] = try CDMABaseStation(latitude: latitude, longitude: longitude)
+                deliver(modem)
+            } catch {
+                stations[modem] = nil
+                if !invalidLogged {
+                    invalidLogged = true
+                    logger.info("CDMA: \(modem): \(error); ignored")
+                }
+            }
+        case .location:
+            return
+        }
+    }
+
+    private func deliver(_ modem: String) {
+        guard started, let station = stations[modem] else { return }
+        onFix?(
+            Fix(
+                latitude: station.latitude, longitude: station.longitude,
+                horizontalAccuracy: CDMABaseStation.assumedAccuracy, timestamp: clock.wallNow, provider: .cdma,
+                description: "CDMA base station"))
+    }
+}

@@ -1,0 +1,49 @@
+import DBus
+import HTTP
+import Loop
+import Modem
+import WhereaboutsCore
+import WhereaboutsProviders
+
+/// The modem providers of `[modem-gps]`, `[3g]` and `[cdma]`, sharing one ``ModemManagerClient`` on the system
+/// bus connection.
+@BusActor
+enum ModemPositioning {
+    /// The providers the configuration enables, the client they share (nil when none is enabled), which the
+    /// daemon tells the exact clients' smallest `TimeThreshold`, and the cell provider, whose cells Wi-Fi lookups
+    /// carry too. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
+    /// `[network]` allows it.
+    static func makeProviders(
+        _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
+    ) -> (providers: [any LocationProvider], client: ModemManagerClient?, cell: CellProvider?) {
+        let modem = configuration.modem
+        let network = configuration.network
+        let looksUpCells = modem.cellEnabled && network.enabled
+        if modem.cellEnabled, !network.enabled {
+            logger.info("[3g] enable=true, but [network] enable=false: cells are not looked up")
+        }
+        guard modem.gnssEnabled || looksUpCells || modem.cdmaEnabled else { return ([], nil, nil) }
+        let client = ModemManagerClient(connection: connection, logger: logger)
+        var providers: [any LocationProvider] = []
+        if modem.gnssEnabled {
+            providers.append(ModemGNSSProvider(modems: client, clock: clock, logger: logger))
+            logger.info("modem GNSS: the modems' satellite receivers, through ModemManager")
+        }
+        var cell: CellProvider?
+        if looksUpCells {
+            let provider = CellProvider(
+                modems: client,
+                transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
+                url: network.wifi.url, clock: clock, timers: EventLoop.main, logger: logger)
+            providers.append(provider)
+            cell = provider
+            logger.info("cells: the modems' serving cells are looked up at \(loggableURL(network.wifi.url))")
+        }
+        if modem.cdmaEnabled {
+            providers.append(CDMAProvider(modems: client, clock: clock, logger: logger))
+            logger.info("CDMA: the modems' base station positions")
+        }
+        BusActor.task { await client.start() }
+        return (providers, client, cell)
+    }
+}
