@@ -494,6 +494,8 @@ public struct ServiceStatus: Sendable {
         public var counts: [String: UInt32]
         /// Times by name, in Unix milliseconds: `last-lookup`.
         public var times: [String: UInt64]
+        /// Flags by name: the compass's `service`, `has-compass` and `claimed`.
+        public var flags: [String: Bool] = [:]
     }
 
     /// `LocationServicesEnabled` (always true on a plain GeoClue).
@@ -597,6 +599,7 @@ extension LocationManager {
                 case .string(let text): provider.texts[name] = text
                 case .uint32(let count): provider.counts[name] = count
                 case .uint64(let time): provider.times[name] = time
+                case .boolean(let flag): provider.flags[name] = flag
                 default: continue
                 }
             }

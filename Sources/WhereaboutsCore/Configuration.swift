@@ -1,8 +1,8 @@
 /// The daemon's validated configuration, read from a GeoClue-compatible `geoclue.conf`.
 ///
-/// A GeoClue configuration carries over: `[agent]`, the app entries, `[static-source]`, `[network-nmea]`,
-/// `[wifi]`, `[ip]`, `[modem-gps]`, `[3g]` and `[cdma]` mean what they mean to GeoClue, and GeoClue's other source groups are accepted and listed in
-/// ``ignoredSections``. Whereabouts adds `[replay]`, `[gpsd]`, `[network]` and `[static-source] path=`.
+/// A GeoClue configuration carries over: `[agent]`, the app entries and every source group of GeoClue's
+/// (`[static-source]`, `[network-nmea]`, `[wifi]`, `[ip]`, `[modem-gps]`, `[3g]`, `[cdma]` and `[compass]`) mean what
+/// they mean to GeoClue. Whereabouts adds `[replay]`, `[gpsd]`, `[network]` and `[static-source] path=`.
 ///
 /// Every setting the file leaves out keeps its value from ``default``. Unlike GeoClue, where a source whose
 /// `enable=` is missing is on, every Whereabouts source is off unless its group says `enable=true`.
@@ -28,9 +28,6 @@ public struct Configuration: Sendable, Equatable {
     public var modem = ModemConfig()
     /// iio-sensor-proxy's compass (`[compass]`).
     public var compass = CompassConfig()
-    /// GeoClue source groups that were present but that Whereabouts does not implement, in file order,
-    /// so that the daemon can log that they are not supported and ignored.
-    public var ignoredSections: [String]
     /// Keys given twice in one group (the last value holds), so that the daemon can warn naming both lines.
     public var duplicateKeys: [KeyFile.DuplicateKey] = []
 
@@ -41,8 +38,7 @@ public struct Configuration: Sendable, Equatable {
         staticSource: StaticSourceConfig = StaticSourceConfig(),
         replay: ReplayConfig = ReplayConfig(),
         gpsd: GPSDConfig = GPSDConfig(),
-        networkNMEA: NMEASocketConfig = NMEASocketConfig(),
-        ignoredSections: [String] = []
+        networkNMEA: NMEASocketConfig = NMEASocketConfig()
     ) {
         self.agentWhitelist = agentWhitelist
         self.apps = apps
@@ -50,7 +46,6 @@ public struct Configuration: Sendable, Equatable {
         self.replay = replay
         self.gpsd = gpsd
         self.networkNMEA = networkNMEA
-        self.ignoredSections = ignoredSections
     }
 
     /// The configuration used when there is no file, and the base that a file's settings are merged onto:

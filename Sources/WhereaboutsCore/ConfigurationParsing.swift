@@ -1,8 +1,4 @@
 extension Configuration {
-    /// GeoClue's source groups that Whereabouts accepts, so that a GeoClue configuration carries over, but does not
-    /// implement. Their keys are not checked.
-    public static let ignoredGroupNames: Set<String> = []
-
     /// Parses and validates the text of a `geoclue.conf`; `file` names it in errors.
     ///
     /// Settings the text leaves out keep their ``default`` values. The first problem found refuses the whole file:
@@ -106,8 +102,6 @@ extension Configuration {
                 try section.checkKeys(["enable", "magnetic-model"])
                 try section.load("enable", into: &configuration.compass.enabled, section.bool)
                 try section.load("magnetic-model", into: &configuration.compass.magneticModelPath, section.absolutePath)
-            case let name where ignoredGroupNames.contains(name):
-                configuration.ignoredSections.append(name)
             default:
                 configuration.apps[group.name] = try section.appEntry()
             }

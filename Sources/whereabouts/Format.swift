@@ -144,6 +144,7 @@ enum Format {
             text += "\(provider.running ? "running" : "idle"), started for level \(provider.level) and above\n"
             text += networkLines(provider)
             text += modemLines(provider)
+            text += compassLine(provider)
         }
         text +=
             "apps using location: \(status.activeApps.isEmpty ? "none" : status.activeApps.joined(separator: ", "))\n"
@@ -171,6 +172,17 @@ enum Format {
         let started = status.providers.filter { $0.level <= status.regionLevel }.map(\.kind)
         return "regions: \(status.watchedRegions) watched, asking for level \(status.regionLevel)"
             + " (providers: \(started.isEmpty ? "none" : started.joined(separator: ", ")))\n"
+    }
+
+    /// The compass's line: whether iio-sensor-proxy has one, whether it is claimed, and its heading.
+    static func compassLine(_ provider: ServiceStatus.Provider) -> String {
+        guard provider.kind == "compass", let hasCompass = provider.flags["has-compass"] else { return "" }
+        guard hasCompass else {
+            return
+                "  compass: none (iio-sensor-proxy \(provider.flags["service"] == true ? "has none" : "not running"))\n"
+        }
+        let claimed = provider.flags["claimed"] == true ? "claimed" : "not claimed"
+        return "  compass: \(claimed)\(provider.texts["heading"].map { ", heading \($0)° magnetic" } ?? "")\n"
     }
 
     /// The network providers' lines: backend, why unavailable, what was sent and the last lookup.

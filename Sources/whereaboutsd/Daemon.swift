@@ -133,9 +133,6 @@ enum Daemon {
         }
         let configuration = try Configuration.parse(bytes, file: path)
         for duplicate in configuration.duplicateKeys { logger.warning("\(duplicate)") }
-        for section in configuration.ignoredSections {
-            logger.notice("\(path): [\(section)] is a GeoClue source Whereabouts does not have; ignored")
-        }
         return configuration
     }
 

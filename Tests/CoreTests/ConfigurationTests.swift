@@ -126,7 +126,6 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.replay == ReplayConfig(enabled: false, path: nil, speed: 1.0))
         #expect(configuration.gpsd == GPSDConfig(enabled: false, host: "localhost", port: 2947))
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: false, socketPath: nil))
-        #expect(configuration.ignoredSections.isEmpty)
     }
 
     @Test func emptyFileGivesTheDefaults() throws {
@@ -139,7 +138,6 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.agentWhitelist == Configuration.defaultAgentWhitelist)
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: nil))
         #expect(configuration.staticSource.enabled == false)
-        #expect(configuration.ignoredSections.isEmpty)
         #expect(configuration.compass == CompassConfig(enabled: true))
         #expect(configuration.modem == ModemConfig(gnssEnabled: true, cellEnabled: true, cdmaEnabled: true))
         #expect(
@@ -203,7 +201,6 @@ private let geoclueShippedConfiguration = """
         #expect(configuration.replay == ReplayConfig(enabled: true, path: "/srv/tracks/commute.gpx", speed: 2.5))
         #expect(configuration.gpsd == GPSDConfig(enabled: true, host: "gps.local", port: 12947))
         #expect(configuration.networkNMEA == NMEASocketConfig(enabled: true, socketPath: "/run/gps-share.sock"))
-        #expect(configuration.ignoredSections.isEmpty)
         #expect(configuration.network.ip == IPPositioningConfig(enabled: true, method: .ichnaea, accuracy: 20000))
         #expect(configuration.network.ipLocateURL == NetworkPositioningConfig.defaultLocateURL)
         #expect(configuration.apps == ["redshift": AppEntry(allowed: false, system: false, users: [1000, 1001])])
@@ -259,7 +256,6 @@ private let geoclueShippedConfiguration = """
         let configuration = try Configuration.parse(
             "[compass]\nenable=true\nmagnetic-model=/opt/wmm/WMM.COF\n", file: "c.conf")
         #expect(configuration.compass == CompassConfig(enabled: true, magneticModelPath: "/opt/wmm/WMM.COF"))
-        #expect(configuration.ignoredSections.isEmpty)
         #expect(throws: ConfigurationError.self) {
             try Configuration.parse("[compass]\nenable=banana\n", file: "c.conf")
         }
@@ -275,7 +271,6 @@ private let geoclueShippedConfiguration = """
         #expect(Configuration.default.modem == ModemConfig())
         let configuration = try Configuration.parse("[modem-gps]\nenable=true\n[3g]\nenable=false\n", file: "c.conf")
         #expect(configuration.modem == ModemConfig(gnssEnabled: true))
-        #expect(configuration.ignoredSections.isEmpty)
         #expect(throws: ConfigurationError.self) {
             try Configuration.parse("[3g]\nurl=https://example.org\n", file: "c.conf")
         }

@@ -234,6 +234,9 @@ struct CompassEndToEndTests {
         #expect(geoclueHeading == magneticNow)
         (_, running, details) = try await compassRow(app)
         #expect(running && details["has-compass"] == .boolean(true))
+        let harness = rig.harness
+        let status = try await onOwnThread { try runCLI(harness, ["status"]) }
+        #expect(status.output.contains("\n  compass: claimed, heading "), "\(status.output)")
 
         // The client stops: released, and the compass stands still again.
         _ = try await app.call(exact, client, "Stop")
