@@ -23,10 +23,23 @@ extension GeoClueTestClient {
             .uint32
     }
 
-    /// The properties of the Location object that the latest `LocationUpdated` announced; nil before the first.
+    /// The properties of the Location object that the latest `LocationUpdated` announced; nil before the first. One
+    /// that newer fixes released before the read arrived (a client keeps only its newest few) is passed over for the
+    /// newest then.
     public func latestLocation() async throws -> [String: DBusValue]? {
-        guard let latest = locationUpdates.last else { return nil }
-        return try await getAll(latest.new, GeoClueTestClient.locationInterface)
+        while true {
+            guard let latest = locationUpdates.last else { return nil }
+            let failure: DBusError
+            do {
+                return try await getAll(latest.new, GeoClueTestClient.locationInterface)
+            } catch {
+                failure = error
+            }
+            // Released meanwhile because newer fixes came (a client keeps its newest few): read the newest again.
+            guard failure.name == DBusError.Name.unknownMethod, locationUpdates.last?.new != latest.new else {
+                throw failure
+            }
+        }
     }
 
     /// The properties of each Location object as its `LocationUpdated` arrives, read at once, for the first
