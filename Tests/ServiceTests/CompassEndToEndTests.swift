@@ -311,6 +311,51 @@ struct CompassEndToEndTests {
         _ = try await app.call(exact, client, "Stop")
     }
 
+    @Test func theTrueHeadingFollowsTheDeclinationAtThreePlacesAndDates() async throws {
+        let pty = try PseudoTerminal()
+        guard chmod(pty.slavePath, 0o666) == 0 else { throw TestEnvironmentError("cannot open up \(pty.slavePath)") }
+        let source = "[network-nmea]\nenable=true\ndevice=\(pty.slavePath)\n"
+        let rig = try await onOwnThread { try Rig(config: Self.config(source: source)) }
+        defer { rig.stop() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        // Each far from the others in declination; the dates rise, as a receiver's do: Svalbard in January 2025,
+        // Borneo in September 2025, the South Island of New Zealand now.
+        let places: [(latitude: Double, longitude: Double, time: Double)] = [
+            (78.22, 15.65, 1_736_942_400), (1.0, 114.0, 1_756_684_800), (-45.87, 170.5, NMEA.wallNow()),
+        ]
+        let exact = try await app.startedClient(desktopId: "whereabouts-test", level: 8)
+        for (index, place) in places.enumerated() {
+            let feeder = BusActor.task {
+                var time = place.time
+                while !Task.isCancelled {
+                    pty.write(NMEAEpoch(time: time, latitude: place.latitude, longitude: place.longitude).text)
+                    time += 0.4
+                    try? await Task.sleep(for: .milliseconds(400))
+                }
+            }
+            defer { feeder.cancel() }
+            var values: [String: DBusValue] = [:]
+            try await eventually("a headed fix at place \(index)") {
+                guard let location = try await locationPath(app, exact) else { return false }
+                values = try await app.getAll(location, extended)
+                return values["Latitude"] == .double(place.latitude) && values["TrueHeading"]?.double?.isNaN == false
+            }
+            let magnetic = try #require(values["MagneticHeading"]?.double)
+            let trueHeading = try #require(values["TrueHeading"]?.double)
+            let milliseconds = try #require(values["TimestampMilliseconds"]?.uint64)
+            #expect(abs(Double(milliseconds) / 1000 - place.time) < 60, "the fix's date is the receiver's")
+            let declination = try Self.declination(
+                latitude: place.latitude, longitude: place.longitude,
+                height: values["EllipsoidalAltitude"]?.double.flatMap { $0.isNaN ? nil : $0 } ?? 0,
+                milliseconds: milliseconds)
+            let turned = Self.turn(from: magnetic, to: trueHeading)
+            print("place \(index): declination \(declination), true minus magnetic \(turned)")
+            #expect(abs(turned - declination) <= 0.5, "place \(index): D \(declination), turned \(turned)")
+        }
+        _ = try await app.call(exact, client, "Stop")
+    }
+
     @Test func withoutTheModelsFileThereIsOnlyTheMagneticHeading() async throws {
         let config = Self.config(source: Self.staticSource, model: "/nonexistent/WMM.COF")
         let rig = try await onOwnThread { try Rig(config: config) }
