@@ -261,11 +261,16 @@ struct CompassEndToEndTests {
         _ = try await app.call(exact, client, "Stop")
     }
 
-    @Test func receiverFixesKeepTheirCourseAndGetTheDeclinationAtTheirHeight() async throws {
+    /// A receiver on a pseudo-terminal the daemon reads as its NMEA source (`[network-nmea]`), and the rig.
+    static func receiverRig() async throws -> (PseudoTerminal, Rig) {
         let pty = try PseudoTerminal()
         guard chmod(pty.slavePath, 0o666) == 0 else { throw TestEnvironmentError("cannot open up \(pty.slavePath)") }
         let source = "[network-nmea]\nenable=true\ndevice=\(pty.slavePath)\n"
-        let rig = try await onOwnThread { try Rig(config: Self.config(source: source)) }
+        return (pty, try await onOwnThread { try Rig(config: Self.config(source: source)) })
+    }
+
+    @Test func receiverFixesKeepTheirCourseAndGetTheDeclinationAtTheirHeight() async throws {
+        let (pty, rig) = try await Self.receiverRig()
         defer { rig.stop() }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
@@ -312,10 +317,7 @@ struct CompassEndToEndTests {
     }
 
     @Test func theTrueHeadingFollowsTheDeclinationAtThreePlacesAndDates() async throws {
-        let pty = try PseudoTerminal()
-        guard chmod(pty.slavePath, 0o666) == 0 else { throw TestEnvironmentError("cannot open up \(pty.slavePath)") }
-        let source = "[network-nmea]\nenable=true\ndevice=\(pty.slavePath)\n"
-        let rig = try await onOwnThread { try Rig(config: Self.config(source: source)) }
+        let (pty, rig) = try await Self.receiverRig()
         defer { rig.stop() }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }

@@ -57,7 +57,7 @@ extension MagneticModel {
     private static func parseCoefficientLine(_ fields: [Substring], file: String, line: Int)
         throws(MagneticModelError) -> (degree: Int, order: Int, coefficient: GaussCoefficient)
     {
-        guard fields.count == MagneticModelError.Field.allCases.count else {
+        guard fields.count == MagneticModelProblem.Field.allCases.count else {
             throw MagneticModelError(
                 file: file, line: line,
                 problem: .wrongFieldCount(found: fields.count, line: fields.joined(separator: " ")))
@@ -72,7 +72,7 @@ extension MagneticModel {
             throw MagneticModelError(file: file, line: line, problem: .degreeOutOfRange(degree: n, order: m))
         }
         var values: [Double] = []
-        for field in MagneticModelError.Field.allCases.dropFirst(2) {
+        for field in MagneticModelProblem.Field.allCases.dropFirst(2) {
             let text = String(fields[field.rawValue])
             guard let value = Double(text), value.isFinite else {
                 throw MagneticModelError(file: file, line: line, problem: .notANumber(field, text))

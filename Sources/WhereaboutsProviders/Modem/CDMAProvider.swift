@@ -39,12 +39,7 @@ public final class CDMAProvider: LocationProvider {
 
     public var unavailabilityReason: String? { modems.unavailability(of: .cdmaBaseStation) }
 
-    public var details: [String: ProviderDetail] {
-        var details: [String: ProviderDetail] = [:]
-        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
-        for (modem, summary) in modems.modemSummaries { details["modem " + modem] = .text(summary) }
-        return details
-    }
+    public var details: [String: ProviderDetail] { modems.details(reason: unavailabilityReason) }
 
     public func start() {
         started = true

@@ -85,10 +85,8 @@ public final class CellProvider: LocationProvider {
     }
 
     public var details: [String: ProviderDetail] {
-        var details = record.details
-        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
+        var details = record.details.merging(modems.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
-        for (modem, summary) in modems.modemSummaries { details["modem " + modem] = .text(summary) }
         return details
     }
 

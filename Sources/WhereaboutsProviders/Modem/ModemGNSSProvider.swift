@@ -48,12 +48,9 @@ public final class ModemGNSSProvider: LocationProvider {
     public var unavailabilityReason: String? { modems.unavailability(of: .gpsNMEA) }
 
     public var details: [String: ProviderDetail] {
-        var details: [String: ProviderDetail] = [
+        modems.details(reason: unavailabilityReason).merging([
             "fixes": .count(fixes), "rejected-sentences": .count(rejectedSentences),
-        ]
-        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
-        for (modem, summary) in modems.modemSummaries { details["modem " + modem] = .text(summary) }
-        return details
+        ]) { $1 }
     }
 
     public func start() {

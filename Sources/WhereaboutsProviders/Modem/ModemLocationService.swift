@@ -48,3 +48,14 @@ public protocol ModemLocationService: AnyObject {
     /// `io.github.whereabouts1.Manager.Providers`, e.g. `Modem/0` → `enabled; gps-nmea, 3gpp-lac-ci`.
     var modemSummaries: [String: String] { get }
 }
+
+extension ModemLocationService {
+    /// What every modem provider's `io.github.whereabouts1.Manager.Providers` row says: `reason` when there is one,
+    /// and each modem's summary (``modemSummaries``).
+    func details(reason: String?) -> [String: ProviderDetail] {
+        var details: [String: ProviderDetail] = [:]
+        if let reason { details["reason"] = .text(reason) }
+        for (modem, summary) in modemSummaries { details["modem " + modem] = .text(summary) }
+        return details
+    }
+}
