@@ -112,7 +112,7 @@ bench:
 # AddressSanitizer in every module they link (the C shim over libgps included), linked with libFuzzer's main
 # (-DFUZZING, see Package.swift). One product per `swift build`: it builds only the last --product it is given.
 
-FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache routes regions identity
+FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache cell-cache routes regions identity
 FUZZ_SECONDS ?= 60
 FUZZ_OUT     := .build/fuzz
 # SwiftPM's scratch folder holds an artifacts folder of its own, so it is not .build/fuzz, where the crashes go.

@@ -133,6 +133,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("dbus", ["DBus", "CDBus"]),
     ("ichnaea", ["WhereaboutsCore"]),
     ("position-cache", ["WhereaboutsCore"]),
+    ("cell-cache", ["WhereaboutsCore"]),
     ("routes", ["WhereaboutsCore"]),
     ("regions", ["WhereaboutsCore"]),
     ("identity", ["WhereaboutsCore"]),
