@@ -73,7 +73,12 @@ enum Daemon {
             configuration, connection: connection, clock: clock, logger: logger)
         let modem = ModemPositioning.makeProviders(
             configuration, connection: connection, clock: clock, logger: logger)
-        if let wifi = network.wifi, let cell = modem.cell { wifi.servingCells = { cell.servingCells } }
+        if let wifi = network.wifi, let cell = modem.cell {
+            wifi.cellsToCarry = { cell.cellsToCarry }
+            wifi.onCellsAnswered = { cell.combinedQueryAnswered($0, for: $1) }
+            wifi.onCellsDeclined = { cell.wifiDeclined() }
+            cell.combinedLookup = { wifi.carryCells($0) }
+        }
         let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers + modem.providers
         if made.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         let headings =

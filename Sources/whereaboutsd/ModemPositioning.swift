@@ -4,6 +4,7 @@ import Loop
 import Modem
 import WhereaboutsCore
 import WhereaboutsProviders
+import WhereaboutsStorage
 
 /// The modem providers of `[modem-gps]`, `[3g]` and `[cdma]`, sharing one ``ModemManagerClient`` on the system
 /// bus connection.
@@ -12,7 +13,7 @@ enum ModemPositioning {
     /// The providers the configuration enables, the client they share (nil when none is enabled), which the
     /// daemon tells the exact clients' smallest `TimeThreshold`, and the cell provider, whose cells Wi-Fi lookups
     /// carry too. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
-    /// `[network]` allows it.
+    /// `[network]` allows it; their answers are kept in the file `cells` beside the grants.
     static func makeProviders(
         _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
     ) -> (providers: [any LocationProvider], client: ModemManagerClient?, cell: CellProvider?) {
@@ -31,10 +32,15 @@ enum ModemPositioning {
         }
         var cell: CellProvider?
         if looksUpCells {
+            let cacheFile = CellAnswerCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
+                logger.error("cell answers: cannot save: \(failure)")
+            }
+            Shutdown.flushBeforeExit { cacheFile.flush() }
             let provider = CellProvider(
                 modems: client,
                 transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
-                url: network.wifi.url, clock: clock, timers: EventLoop.main, logger: logger)
+                url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
+                saveCache: { cacheFile.save($0) }, clock: clock, timers: EventLoop.main, logger: logger)
             providers.append(provider)
             cell = provider
             logger.info("cells: the modems' serving cells are looked up at \(loggableURL(network.wifi.url))")

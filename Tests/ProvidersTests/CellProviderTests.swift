@@ -4,27 +4,67 @@ import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
 
+/// What the provider saved, and what a Wi-Fi lookup was asked to carry.
+@BusActor
+private final class CellLog {
+    /// The cache as last saved; it is also what a provider loads at its first start.
+    var cache = CellAnswerCache()
+    var saves = 0
+    /// The cells each ``CellProvider/combinedLookup`` call asked Wi-Fi to carry.
+    var carried: [[ServingCell]] = []
+    /// Whether Wi-Fi can carry them.
+    var wifiCarries = true
+}
+
+/// The service's answer placing the access points of a combined query, 40 m wide.
+private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
+    HTTPResponse(status: 200, body: Array(#"{"location": {"lat": 52.51, "lng": 13.41}, "accuracy": 40}"#.utf8)))
+
 /// The cell provider on a manual clock with a fake modem service and a scripted web service: it asks only for a
-/// cell it can look up, only while started, once per cell while the answer stands, and after a failure again
-/// exactly when its backoff ends.
+/// cell it can look up, only while started, once per cell while the answer stands (kept across restarts), after a
+/// failure again exactly when its backoff ends, and through Wi-Fi's lookup where that can carry the cells.
 @Suite @BusActor struct CellProviderTests {
     static let lte = "262,01,0,8A1B2C3,5A1F"
     private let clock = ManualClock()
     private let service = ScriptedService()
     private let modems = FakeModems()
+    private let log = CellLog()
 
     private func provider(logger: any Logger = SilentLogger()) -> (CellProvider, FixLog) {
+        let log = self.log
         let provider = CellProvider(
-            modems: modems, transport: service, url: "https://location.example/v1/geolocate", clock: clock,
-            timers: clock, logger: logger)
+            modems: modems, transport: service, url: "https://location.example/v1/geolocate",
+            loadCache: { log.cache },
+            saveCache: {
+                log.cache = $0
+                log.saves += 1
+            }, clock: clock, timers: clock, logger: logger)
         let fixes = FixLog()
         provider.onFix = { fixes.fixes.append($0) }
+        return (provider, fixes)
+    }
+
+    /// A provider whose Wi-Fi lookup carries the cells when `wifiCarries` (and later ``CellLog/wifiCarries``)
+    /// says so.
+    private func combinedProvider(wifiCarries: Bool) -> (CellProvider, FixLog) {
+        let (provider, fixes) = provider()
+        let log = self.log
+        log.wifiCarries = wifiCarries
+        provider.combinedLookup = { cells in
+            guard log.wifiCarries else { return false }
+            log.carried.append(cells)
+            return true
+        }
         return (provider, fixes)
     }
 
     private func settle(requests count: Int) async throws {
         for _ in 0..<1000 { await Task.yield() }
         try #require(service.requests == count)
+    }
+
+    private var servingCell: ServingCell {
+        get throws { try ServingCell(modemManagerLocation: Self.lte, accessTechnologies: .lte) }
     }
 
     @Test func aCellIsAskedOnceWhileItsAnswerStands() async throws {
@@ -37,13 +77,86 @@ import WhereaboutsProviders
         #expect(modems.needs[.cell] == .threeGPPCell)
         try await settle(requests: 1)
         #expect(fixes.fixes.count == 1 && fixes.fixes.first?.provider == .cell)
+        #expect(log.saves == 1 && log.cache.count == 1)
         provider.stop()
         provider.start()
         try await settle(requests: 1)
         #expect(fixes.fixes.count == 2, "the known cell is served again at once")
-        clock.advance(by: CellProvider.answerLifetime)
+        provider.stop()
+        clock.advance(by: CellAnswerCache.maximumAge + .seconds(1))
+        provider.start()
         try await settle(requests: 2)
         #expect(fixes.fixes.count == 3)
+    }
+
+    @Test func answersAreReadBackAtTheFirstStart() async throws {
+        service.willAnswer(position)
+        let (first, _) = provider()
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        first.start()
+        try await settle(requests: 1)
+        first.stop()
+        let (second, fixes) = provider()
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        second.start()
+        try await settle(requests: 1)
+        #expect(fixes.fixes.map(\.latitude) == [52.5], "the saved answer serves a new daemon with no request")
+    }
+
+    @Test func withWiFiTheCellsGoInItsLookupAndACoarseAnswerIsTheirs() async throws {
+        let (provider, fixes) = combinedProvider(wifiCarries: true)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        #expect(provider.cellsToCarry == [try servingCell])
+        clock.advance(by: CellProvider.settleDelay - .milliseconds(1))
+        #expect(log.carried.isEmpty, "a start waits for Wi-Fi's first lookup")
+        clock.advance(by: .milliseconds(1))
+        try await settle(requests: 0)
+        #expect(log.carried == [[try servingCell]])
+        provider.combinedQueryAnswered(position, for: [try servingCell])
+        #expect(fixes.fixes.map(\.horizontalAccuracy) == [12000] && log.cache.count == 1)
+        #expect(provider.cellsToCarry.isEmpty, "an answered cell is not sent again")
+        try await settle(requests: 0)
+    }
+
+    @Test func anAnswerPlacingTheAccessPointsLeavesTheCellsToBeAskedAloneLater() async throws {
+        let (provider, fixes) = combinedProvider(wifiCarries: true)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        #expect(log.carried.count == 1)
+        provider.combinedQueryAnswered(accessPointsPlaced, for: [try servingCell])
+        #expect(fixes.fixes.isEmpty && log.cache.count == 0, "a Wi-Fi position is not the cell's")
+        log.wifiCarries = false
+        service.willAnswer(position)
+        clock.advance(by: CellProvider.askAloneAfter - .milliseconds(1))
+        try await settle(requests: 0)
+        clock.advance(by: .milliseconds(1))
+        try await settle(requests: 1)
+        #expect(fixes.fixes.map(\.horizontalAccuracy) == [12000])
+    }
+
+    @Test func whenWiFiCannotCarryThemTheCellsGoAlone() async throws {
+        let (provider, fixes) = combinedProvider(wifiCarries: false)
+        service.willAnswer(position)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        try await settle(requests: 1)
+        #expect(fixes.fixes.count == 1 && log.carried.isEmpty)
+        #expect(provider.cellsToCarry.isEmpty)
+    }
+
+    @Test func aCoarseAnswerToAWiFiLookupOfItsOwnIsKeptToo() async throws {
+        let (provider, fixes) = combinedProvider(wifiCarries: false)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        provider.combinedQueryAnswered(position, for: [try servingCell])
+        #expect(fixes.fixes.count == 1 && log.cache.count == 1)
+        provider.combinedQueryAnswered(.failure(.unreachable("down")), for: [try servingCell])
+        #expect(provider.availableLevel == .neighborhood, "a failure of a lookup it did not ask for is Wi-Fi's")
+        clock.advance(by: CellProvider.settleDelay)
+        try await settle(requests: 0)
     }
 
     @Test func aChangedCellIsAskedOnceItHasHeldStill() async throws {

@@ -151,7 +151,7 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         let provider = startedProvider()
         let cell = try ServingCell(
             radio: .lte, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x5A1F, cellID: 0x8A1_B2C3)
-        provider.servingCells = { [cell] }
+        provider.cellsToCarry = { [cell] }
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the first place is looked up")
         #expect(service.bodies.first?.contains(#""cellTowers":[{"cellId":144814787"#) == true, "\(service.bodies)")
@@ -165,6 +165,48 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         try #require(service.answer(berlin))
         try await settle(until: { log.fixes.count == 1 }, "the finer answer is delivered")
         #expect(log.fixes.first?.horizontalAccuracy == 30 && log.fixes.first?.description == "WiFi")
+        provider.stop()
+    }
+
+    /// ``WiFiProvider/carryCells(_:)``: before the first scan it promises the cells to that scan's lookup, and
+    /// declines when the scan needs none; after it, it sends them at once with an unknown recent scan, says yes
+    /// while a lookup carrying them is out and no for other cells, and hands every answer to the cell provider.
+    @Test func theCellProvidersCellsGoWithTheLatestScan() async throws {
+        let provider = startedProvider()
+        let cell = try ServingCell(
+            radio: .lte, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x5A1F, cellID: 0x8A1_B2C3)
+        let other = try ServingCell(
+            radio: .gsm, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x1A2B, cellID: 0x3C4D)
+        var declined = 0
+        var answered: [[ServingCell]] = []
+        provider.cellsToCarry = { [cell] }
+        provider.onCellsDeclined = { declined += 1 }
+        provider.onCellsAnswered = { _, cells in answered.append(cells) }
+        #expect(provider.carryCells([cell]), "the first scan's lookup will carry them")
+        scanner.scan(Array(place(1).prefix(1)))
+        try await settle(requests: 0)
+        #expect(declined == 1, "one access point is no query: the promise is declined")
+        provider.stop()
+        provider.start()
+        #expect(provider.carryCells([cell]))
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the first scan is looked up with the cell")
+        #expect(declined == 1 && service.bodies.last?.contains(#""cellTowers""#) == true)
+        #expect(provider.carryCells([cell]) && !provider.carryCells([other]))
+        try #require(service.answer(berlin))
+        try await settle(until: { answered.count == 1 }, "the answer is handed over")
+        #expect(provider.carryCells([other]) == false, "a located scan leaves the cells to go alone")
+        scanner.scan(place(2))
+        try await settle(until: { service.held == 1 }, "the second place is looked up")
+        try #require(service.answer(.success(HTTPResponse(status: 404, body: []))))
+        try await settle(until: { answered.count == 2 }, "the service knows neither")
+        #expect(provider.carryCells([other]), "an unknown recent scan carries new cells at once")
+        try await settle(until: { service.held == 1 }, "the scan is asked again with the other cell")
+        #expect(service.bodies.last?.contains(#""cellId":15437"#) == true, "\(service.bodies)")
+        try #require(service.answer(.failure(.unreachable("down"))))
+        try await settle(until: { answered.count == 3 }, "a failure is handed over too")
+        #expect(answered.last == [other])
+        #expect(provider.carryCells([cell]) == false, "the backoff holds it")
         provider.stop()
     }
 

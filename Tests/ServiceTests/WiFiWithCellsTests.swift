@@ -5,55 +5,122 @@ import Loop
 import TestSupport
 import Testing
 
-/// Wi-Fi and cells both on: the Wi-Fi lookup carries the modem's serving cell with the access points, in one
-/// query, and its answer is the Wi-Fi fix.
+/// Wi-Fi and cells both on: one query carries the access points and the modem's serving cell. An answer finer
+/// than a cell's is the Wi-Fi fix, and no query of the cell alone follows; one as coarse as a cell's is the cell's
+/// answer, served as the cell fix and kept in the `cells` file, so a restarted daemon neither sends the cell again
+/// nor asks for it.
 @Suite("Wi-Fi lookups carrying the serving cells, end to end", .serialized)
 @BusActor
 struct WiFiWithCellsTests {
-    @Test func theWiFiQueryCarriesTheAccessPointsAndTheServingCell() async throws {
+    /// A geolocate query the server received: its access points' addresses and its cell towers, each value as text.
+    struct Query {
+        var addresses: [String]
+        var towers: [[String: String]]
+    }
+
+    static let tower = [
+        "radioType": "lte", "mobileCountryCode": "262", "mobileNetworkCode": "1", "locationAreaCode": "\(0x5A1F)",
+        "cellId": "\(0x8A1_B2C3)",
+    ]
+
+    /// The rig with one registered LTE modem serving cell 262-01 TAC 5A1F, the daemon launched.
+    private func launchedRig() async throws -> (NetworkPositioningRig, ModemManagerMock) {
         let rig = try await NetworkPositioningRig.make(extra: "[3g]\nenable=true\n")
-        defer { rig.stop() }
         let bus = rig.bus
         let mm = try await onOwnThread { try ModemManagerMock(bus: bus) }
-        defer { mm.stop() }
         try await onOwnThread {
             let modem = try mm.addModem(capabilities: [.threeGPPCell], state: .registered, accessTechnologies: .lte)
             try mm.setServingCell(modem, operatorCode: "26201", lac: 0, tac: 0x5A1F, cellID: 0x8A1_B2C3)
         }
         try await rig.launch()
+        return (rig, mm)
+    }
+
+    /// Every geolocate query the server received, in order.
+    private func queries(_ rig: NetworkPositioningRig) async throws -> [Query] {
+        let server = rig.server
+        return try await onOwnThread {
+            try server.requests.filter { $0.path.hasPrefix(IchnaeaServer.geolocatePath) }.map { request in
+                let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:]
+                let points = body["wifiAccessPoints"] as? [[String: Any]] ?? []
+                let towers = body["cellTowers"] as? [[String: Any]] ?? []
+                return Query(
+                    addresses: points.compactMap { $0["macAddress"] as? String },
+                    towers: towers.map { $0.mapValues { "\($0)" } })
+            }
+        }
+    }
+
+    @Test func oneQueryCarriesTheAccessPointsAndTheServingCell() async throws {
+        let (rig, mm) = try await launchedRig()
+        defer {
+            rig.stop()
+            mm.stop()
+        }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
         try await app.waitForProviderRow("cell", "the modem seen") { $0.available }
         _ = try await app.startedClient(level: 8)
-        try await app.waitFor("a Wi-Fi fix", timeout: .seconds(15)) {
-            app.signals.contains { $0.member == "LocationUpdated" }
+        try await app.waitFor("a Wi-Fi fix", timeout: .seconds(15)) { !app.locationUpdates.isEmpty }
+        let cellRow = try await app.waitForProviderRow("cell", "the answer told to the cell provider") {
+            $0.details["last-outcome"] == .string("access-points-placed")
         }
-        let server = rig.server
-        let combined = try await onOwnThread {
-            var combined: (addresses: [String], towers: [[String: String]])?
-            try Wait.until("a query with access points and cells", timeout: 15) {
-                combined = try server.requests.compactMap { request -> ([String], [[String: String]])? in
-                    let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:]
-                    guard let points = body["wifiAccessPoints"] as? [[String: Any]],
-                        let towers = body["cellTowers"] as? [[String: Any]]
-                    else { return nil }
-                    return (
-                        points.compactMap { $0["macAddress"] as? String }, towers.map { $0.mapValues { "\($0)" } }
-                    )
-                }.first
-                return combined != nil
-            }
-            return combined!
-        }
-        #expect(combined.addresses == NetworkPositioningRig.usableAddresses, "\(combined)")
-        #expect(
-            combined.towers == [
-                [
-                    "radioType": "lte", "mobileCountryCode": "262", "mobileNetworkCode": "1",
-                    "locationAreaCode": "\(0x5A1F)", "cellId": "\(0x8A1_B2C3)",
-                ]
-            ], "\(combined)")
+        #expect(cellRow.details["carried-by-wifi"] == .uint32(1) && cellRow.details["requests"] == .uint32(0))
+        let sent = try await queries(rig)
+        #expect(sent.count == 1, "\(sent)")
+        #expect(sent.first?.addresses == NetworkPositioningRig.usableAddresses, "\(sent)")
+        #expect(sent.first?.towers == [Self.tower], "\(sent)")
+        let fix = try #require(try await app.latestLocation())
+        #expect(fix["Description"] == .string("WiFi") && fix["Accuracy"]?.double == 42, "\(fix)")
         let row = try await app.providerRow("wifi")
         #expect(row.details["last-outcome"] == .string("position"), "\(row)")
+    }
+
+    @Test func aCoarseAnswerIsTheCellsAndOutlivesARestart() async throws {
+        let (rig, mm) = try await launchedRig()
+        defer {
+            rig.stop()
+            mm.stop()
+        }
+        let server = rig.server
+        try await onOwnThread { try server.setLocation(latitude: 52.52, longitude: 13.41, accuracy: 4000) }
+        var app = try await GeoClueTestClient(bus: rig.bus)
+        try await app.waitForProviderRow("cell", "the modem seen") { $0.available }
+        _ = try await app.startedClient(level: 8)
+        try await app.waitFor("the cell fix", timeout: .seconds(15)) { !app.locationUpdates.isEmpty }
+        var fix = try #require(try await app.latestLocation())
+        #expect(fix["Description"] == .string("Cell towers") && fix["Accuracy"]?.double == 4000, "\(fix)")
+        var sent = try await queries(rig)
+        #expect(sent.count == 1 && sent.first?.towers == [Self.tower] && sent.first?.addresses.count == 3, "\(sent)")
+        let cellsFile = rig.harness.file("cells")
+        try await onOwnThread {
+            try Wait.until("the cell's answer saved", timeout: 10) {
+                (try? String(contentsOf: cellsFile, encoding: .utf8))?.contains("lte:262:1:23071:144814787") == true
+            }
+        }
+        app.close()
+
+        let harness = rig.harness
+        let launcher = rig.launcher
+        try await onOwnThread {
+            harness.daemon?.stop()
+            try harness.startDaemon(launcher: launcher)
+        }
+        app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen again") { $0.available }
+        _ = try await app.startedClient(level: 8)
+        try await app.waitFor("the cell fix after the restart", timeout: .seconds(15)) {
+            !app.locationUpdates.isEmpty
+        }
+        fix = try #require(try await app.latestLocation())
+        #expect(fix["Description"] == .string("Cell towers") && fix["Accuracy"]?.double == 4000, "\(fix)")
+        try await app.waitForProviderRow("wifi", "Wi-Fi's own lookup answered") {
+            $0.details["requests"] == .uint32(1) && $0.details["last-outcome"] != nil
+        }
+        sent = try await queries(rig)
+        #expect(sent.count == 2 && sent.last?.towers == [], "the known cell was sent again: \(sent)")
+        let cellRow = try await app.providerRow("cell")
+        #expect(cellRow.details["requests"] == .uint32(0) && cellRow.details["carried-by-wifi"] == .uint32(0))
     }
 }

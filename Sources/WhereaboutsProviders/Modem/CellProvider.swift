@@ -6,36 +6,54 @@ import WhereaboutsCore
 /// neighbourhood level.
 ///
 /// **What leaves the machine.** Only each serving cell's radio, country, network and area codes and cell id
-/// (``IchnaeaQuery/geolocate(accessPoints:cells:)``, with no access points), and only while a client at
-/// neighbourhood level or above runs. A cell that is not a place (a test network, an "unknown" placeholder, CDMA)
-/// is never sent; the first such report of each modem is logged. The IP fallback is off, so an answer is never a
-/// position of the machine's address; Ichnaea's cell-area fallback (`lacf`) is allowed.
+/// (``IchnaeaQuery/geolocate(accessPoints:cells:)``), only for cells with no answer yet, and only while a client
+/// at neighbourhood level or above runs. A cell that is not a place (a test network, an "unknown" placeholder,
+/// CDMA) is never sent; the first such report of each modem is logged. The IP fallback is off, so an answer is
+/// never a position of the machine's address; Ichnaea's cell-area fallback (`lacf`) is allowed.
 ///
-/// **Lookups.** The same machinery as Wi-Fi: ``IchnaeaOutcome`` interprets the answer, ``LookupBackoff`` spaces
-/// the tries after a failure (a timer tries again when it ends), ``LookupRecord`` reports them. An answer is kept
-/// for ``answerLifetime`` per set of cells (the last ``maximumAnswers``), so a phone going back and forth between
-/// cells asks once for each; it is asked again when the cells change (once they have held still for
-/// ``settleDelay``) or the answer ages.
+/// **One query with Wi-Fi.** Where `[wifi]` is on too, the cells are sent with the access points of Wi-Fi's
+/// lookup (``cellsToCarry``, ``combinedLookup``), and a query of the cells alone is sent only when no Wi-Fi lookup
+/// can carry them: Wi-Fi is not running, has no recent scan with enough access points, or knows its scan already
+/// (its position cache answers, and only the cells are unknown). An answer to such a query
+/// (``combinedQueryAnswered(_:for:)``) at least as coarse as ``IchnaeaOutcome/smallestCellAccuracy`` placed the
+/// cells: it is their answer. A finer one placed the access points and says nothing of the cells, which are then
+/// asked about alone ``askAloneAfter`` later if they still have no answer, so that there is a position for them
+/// once the machine leaves the Wi-Fi. A start waits ``settleDelay`` before asking, so that Wi-Fi's first lookup,
+/// made on the scan it reads at its start, carries the cells.
+///
+/// **Answers.** Kept in a ``CellAnswerCache`` per set of cells, saved beside the grants (`saveCache`) and read at
+/// the first start (`loadCache`): a phone going back and forth between cells, or restarted, asks once for each
+/// set for ``CellAnswerCache/maximumAge``. A change of cells is looked up once they have held still for
+/// ``settleDelay``. ``IchnaeaOutcome`` interprets the answer, ``LookupBackoff`` spaces the tries after a failure
+/// (a timer tries again when it ends), ``LookupRecord`` reports them.
 ///
 /// **Availability.** Neighbourhood while some enabled modem offers its 3GPP location and the service can be used
 /// (or the current cells' answer is known); otherwise none, with the modems' reason (`no-modem`,
 /// `modem-disabled`, ...) or the service's (`service-unreachable`, ...).
 @BusActor
 public final class CellProvider: LocationProvider {
-    /// How long an answer for a set of cells stands.
-    public static let answerLifetime: Duration = .seconds(3600)
-    /// How many answers are kept.
-    public static let maximumAnswers = 64
     /// How long one lookup may take.
     public static let lookupTimeout: Duration = .seconds(20)
     /// How long the cells must hold still before a change is looked up: ModemManager reports a handover's new
     /// cell and the new access technologies in two updates, and the first alone names a cell with the wrong radio.
+    /// A start waits as long, for Wi-Fi's first lookup to carry the cells.
     public static let settleDelay: Duration = .seconds(1)
+    /// How long after a query with access points placed the machine by them the cells, still unanswered, are
+    /// asked about alone.
+    public static let askAloneAfter: Duration = .seconds(3600)
+    /// How long the cells wait for a Wi-Fi lookup that said it would carry them before they are asked about alone.
+    public static let wifiWaitLimit: Duration = .seconds(30)
 
     public let kind = ProviderKind.cell
     public let minimumClientLevel = AccuracyLevel.neighborhood
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
+
+    /// Wi-Fi's lookup (``WiFiProvider/carryCells(_:)``), where `[wifi]` is on: asked first to send the cells with
+    /// its access points; true when it did or will (a lookup carrying them is in flight, or its first scan is
+    /// awaited), false to ask alone. A promise Wi-Fi cannot keep ends with ``wifiDeclined()``, or after
+    /// ``wifiWaitLimit``.
+    public var combinedLookup: (@BusActor ([ServingCell]) -> Bool)?
 
     private let modems: any ModemLocationService
     private let transport: any HTTPTransport
@@ -43,29 +61,43 @@ public final class CellProvider: LocationProvider {
     private let clock: any WhereaboutsCore.Clock
     private let timers: any TimerScheduler
     private let logger: any Logger
+    /// Empty until the first start reads the saved one (``loadCache``).
+    private var cache = CellAnswerCache()
+    private var cacheLoaded = false
+    private let loadCache: @BusActor () -> CellAnswerCache
+    private let saveCache: @BusActor (CellAnswerCache) -> Void
     private var started = false
     /// Each modem's serving cell, by its object path; followed while stopped too, since ModemManager reports a
     /// cell only when it changes.
     private var cells: [String: ServingCell] = [:]
     /// Each modem's last report that gave no cell, so that it is logged once.
     private var rejected: [String: String] = [:]
-    private var answers: [[ServingCell]: (latitude: Double, longitude: Double, accuracy: Double, at: MonotonicTime)] =
-        [:]
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
+    /// How many Wi-Fi lookups carried the cells.
+    private var carriedQueries: UInt32 = 0
     private var problem: ServiceProblem?
-    private var lookupInFlight = false
+    /// The cells of its own query in flight.
+    private var inFlight: [ServingCell]?
+    /// The cells a Wi-Fi lookup carries, or said it would, and since when.
+    private var awaitingWiFi: (cells: [ServingCell], since: MonotonicTime)?
+    /// The cells a query with access points last placed the machine without them, and when.
+    private var placedWithoutCells: (cells: [ServingCell], at: MonotonicTime)?
     private var timer: ScheduledTimer?
     private var lastLevel: AccuracyLevel
 
-    /// A provider reading the modems of `modems` and asking the geolocate `url` through `transport`.
+    /// A provider reading the modems of `modems` and asking the geolocate `url` through `transport`; `loadCache`
+    /// reads the answers saved before (at the first start), and `saveCache` keeps them durably.
     public init(
         modems: any ModemLocationService, transport: any HTTPTransport, url: String,
+        loadCache: @escaping @BusActor () -> CellAnswerCache, saveCache: @escaping @BusActor (CellAnswerCache) -> Void,
         clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
         self.modems = modems
         self.transport = transport
         self.url = url
+        self.loadCache = loadCache
+        self.saveCache = saveCache
         self.clock = clock
         self.timers = timers
         self.logger = logger
@@ -87,13 +119,23 @@ public final class CellProvider: LocationProvider {
     public var details: [String: ProviderDetail] {
         var details = record.details.merging(modems.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
+        if combinedLookup != nil { details["carried-by-wifi"] = .count(carriedQueries) }
+        if cacheLoaded { details["cached-answers"] = .count(UInt32(cache.count)) }
         return details
     }
 
     public func start() {
+        if !cacheLoaded {
+            cache = loadCache()
+            cacheLoaded = true
+        }
         started = true
         modems.setNeeded(.threeGPPCell, by: .cell)
-        locate()
+        if combinedLookup != nil, currentAnswer == nil {
+            schedule(after: Self.settleDelay)
+        } else {
+            locate()
+        }
     }
 
     public func stop() {
@@ -106,22 +148,59 @@ public final class CellProvider: LocationProvider {
     /// Offers the current cells' answer again while it stands.
     public func refresh() {
         guard started, let answer = currentAnswer else { return }
-        deliver(answer.latitude, answer.longitude, answer.accuracy)
+        deliver(answer)
     }
 
-    /// The modems' serving cells now, in a fixed order; Wi-Fi lookups carry them too
-    /// (``WiFiProvider/servingCells``).
-    public var servingCells: [ServingCell] { currentCells }
+    /// The cells for a Wi-Fi lookup to carry: the modems' serving cells while they have no answer and no query of
+    /// them alone is in flight; none otherwise, so that what is already placed is not sent again.
+    public var cellsToCarry: [ServingCell] {
+        let current = currentCells
+        guard started, !current.isEmpty, currentAnswer == nil, inFlight != current else { return [] }
+        return current
+    }
+
+    /// Wi-Fi will not send the lookup it said would carry the cells (its first scan needed none, or it stopped):
+    /// they are asked about alone.
+    public func wifiDeclined() {
+        guard awaitingWiFi != nil else { return }
+        awaitingWiFi = nil
+        locate(carriedByWiFi: false)
+    }
+
+    /// Takes the answer to a Wi-Fi lookup that carried `asked` with its access points: a position as coarse as a
+    /// cell's is the cells' answer; a finer one placed the access points. A failure counts against the service
+    /// only when the query was carried for this provider.
+    public func combinedQueryAnswered(_ result: Result<HTTPResponse, HTTPFailure>, for asked: [ServingCell]) {
+        let awaited = awaitingWiFi?.cells == asked
+        if awaited { awaitingWiFi = nil }
+        carriedQueries &+= 1
+        if case .success(let response) = result,
+            case .position(_, _, let accuracy) = IchnaeaOutcome.interpret(response, kind: .cells),
+            accuracy < IchnaeaOutcome.smallestCellAccuracy
+        {
+            record.ended(at: clock.wallNow, "access-points-placed", source: "network")
+            placedWithoutCells = (asked, clock.monotonicNow)
+            if awaited, started, asked == currentCells { schedule(after: Self.askAloneAfter) }
+            return
+        }
+        guard awaited || isPosition(result) else { return }
+        answered(result, for: asked)
+    }
 
     /// The modems' cells, in a fixed order.
-    private var currentCells: [ServingCell] { cells.keys.sorted().compactMap { cells[$0] } }
+    private var currentCells: [ServingCell] { CellAnswerCache.key(cells.keys.sorted().compactMap { cells[$0] }) }
 
     /// The answer for the current cells, while it stands.
-    private var currentAnswer: (latitude: Double, longitude: Double, accuracy: Double, at: MonotonicTime)? {
-        guard let answer = answers[currentCells], clock.monotonicNow - answer.at < Self.answerLifetime else {
-            return nil
-        }
-        return answer
+    private var currentAnswer: CellAnswerCache.Entry? {
+        let current = currentCells
+        guard !current.isEmpty else { return nil }
+        return cache.lookup(current, now: clock.wallNow)
+    }
+
+    private func isPosition(_ result: Result<HTTPResponse, HTTPFailure>) -> Bool {
+        guard case .success(let response) = result, case .position = IchnaeaOutcome.interpret(response, kind: .cells)
+        else { return false }
+        return true
     }
 
     private func handle(_ event: ModemLocationEvent) {
@@ -156,33 +235,54 @@ public final class CellProvider: LocationProvider {
         onAvailabilityChanged?()
     }
 
-    /// Delivers the current cells' answer, or asks for one.
-    private func locate() {
+    /// Delivers the current cells' answer, or asks for one: through Wi-Fi's lookup when it can carry the cells
+    /// (and `carriedByWiFi` allows it), alone otherwise.
+    private func locate(carriedByWiFi: Bool = true) {
         let current = currentCells
         guard started, !current.isEmpty else { return }
         if let answer = currentAnswer {
-            deliver(answer.latitude, answer.longitude, answer.accuracy)
-            schedule(after: Self.answerLifetime - (clock.monotonicNow - answer.at))
+            deliver(answer)
             return
         }
-        guard !lookupInFlight else { return }
-        guard backoff.allowsAttempt(now: clock.monotonicNow) else {
-            if let retryAt = backoff.retryAt { schedule(after: retryAt - clock.monotonicNow) }
+        guard inFlight == nil else { return }
+        let now = clock.monotonicNow
+        var carriedByWiFi = carriedByWiFi
+        if let awaiting = awaitingWiFi {
+            if awaiting.cells == current, now - awaiting.since < Self.wifiWaitLimit {
+                schedule(after: Self.wifiWaitLimit - (now - awaiting.since))
+                return
+            }
+            // Wi-Fi's lookup was for other cells, or has kept them waiting too long.
+            carriedByWiFi = carriedByWiFi && awaiting.cells != current
+            awaitingWiFi = nil
+        }
+        guard backoff.allowsAttempt(now: now) else {
+            if let retryAt = backoff.retryAt { schedule(after: retryAt - now) }
             return
         }
-        lookupInFlight = true
+        if let placed = placedWithoutCells, placed.cells == current, now - placed.at < Self.askAloneAfter {
+            schedule(after: Self.askAloneAfter - (now - placed.at))
+            return
+        }
+        if carriedByWiFi, let combinedLookup, combinedLookup(current) {
+            awaitingWiFi = (current, now)
+            schedule(after: Self.wifiWaitLimit)
+            return
+        }
+        inFlight = current
         record.sent()
         let request = HTTPRequest(
             url: url, body: IchnaeaQuery.geolocate(accessPoints: [], cells: current), timeout: Self.lookupTimeout)
         let transport = self.transport
         BusActor.task { [weak self] in
             let result = await transport.post(request)
-            self?.answered(result, for: current)
+            guard let self else { return }
+            self.inFlight = nil
+            self.answered(result, for: current)
         }
     }
 
     private func answered(_ result: Result<HTTPResponse, HTTPFailure>, for asked: [ServingCell]) {
-        lookupInFlight = false
         let now = clock.monotonicNow
         defer { announceIfChanged() }
         let outcome: IchnaeaOutcome
@@ -203,13 +303,10 @@ public final class CellProvider: LocationProvider {
         if let step, started { schedule(after: step.retryAt - now) }
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
-            if answers.count >= Self.maximumAnswers, let oldest = answers.min(by: { $0.value.at < $1.value.at }) {
-                answers[oldest.key] = nil
-            }
-            answers[asked] = (latitude, longitude, accuracy, now)
+            cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: asked, now: clock.wallNow)
+            saveCache(cache)
             if asked == currentCells {
-                deliver(latitude, longitude, accuracy)
-                if started { schedule(after: Self.answerLifetime) }
+                if let answer = currentAnswer { deliver(answer) }
             } else if started {
                 locate()
             }
@@ -229,12 +326,12 @@ public final class CellProvider: LocationProvider {
         }
     }
 
-    private func deliver(_ latitude: Double, _ longitude: Double, _ accuracy: Double) {
+    private func deliver(_ answer: CellAnswerCache.Entry) {
         guard started else { return }
         onFix?(
             Fix(
-                latitude: latitude, longitude: longitude, horizontalAccuracy: accuracy, timestamp: clock.wallNow,
-                provider: .cell, description: "Cell towers"))
+                latitude: answer.latitude, longitude: answer.longitude, horizontalAccuracy: answer.accuracy,
+                timestamp: clock.wallNow, provider: .cell, description: "Cell towers"))
     }
 
     /// Notes the service's state, logging once when it changes.

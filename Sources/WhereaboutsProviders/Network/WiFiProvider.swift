@@ -44,11 +44,18 @@ public final class WiFiProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    /// The serving cells to send with each lookup (`[3g]` on: ``CellProvider/servingCells``), as GeoClue's Wi-Fi
-    /// queries carry them; nil or none: access points alone. An answer to such a query at least as coarse as
-    /// ``IchnaeaOutcome/smallestCellAccuracy`` placed the cells, not the access points: it is not a Wi-Fi fix, and
-    /// is neither delivered nor cached (the cell provider serves the cells).
-    public var servingCells: (@BusActor () -> [ServingCell])?
+    /// The serving cells to send with each lookup (`[3g]` on: ``CellProvider/cellsToCarry``, the cells with no
+    /// answer yet), as GeoClue's Wi-Fi queries carry them; nil or none: access points alone. An answer to such a
+    /// query at least as coarse as ``IchnaeaOutcome/smallestCellAccuracy`` placed the cells, not the access points:
+    /// it is not a Wi-Fi fix, and is neither delivered nor cached here; ``onCellsAnswered`` hands it to the cell
+    /// provider, which serves the cells.
+    public var cellsToCarry: (@BusActor () -> [ServingCell])?
+    /// Told the answer to every lookup that carried cells, and which cells it carried
+    /// (``CellProvider/combinedQueryAnswered(_:for:)``).
+    public var onCellsAnswered: (@BusActor (Result<HTTPResponse, HTTPFailure>, [ServingCell]) -> Void)?
+    /// Told when a lookup ``carryCells(_:)`` promised for the first scan will not be sent
+    /// (``CellProvider/wifiDeclined()``).
+    public var onCellsDeclined: (@BusActor () -> Void)?
 
     private let scanner: any AccessPointScanner
     private let transport: any HTTPTransport
@@ -73,6 +80,12 @@ public final class WiFiProvider: LocationProvider {
     private var record = LookupRecord()
     private var problem: ServiceProblem?
     private var lookupInFlight = false
+    /// The cells the lookup in flight carries.
+    private var cellsInFlight: [ServingCell] = []
+    /// Whether a scan came since the last start.
+    private var scannedSinceStart = false
+    /// Whether ``carryCells(_:)`` promised that the first scan's lookup carries the cells.
+    private var cellsPromised = false
     private var currentScanKnown = false
     private var pendingSave: ScheduledTimer?
     private var lastScan: (usable: [AccessPoint], at: MonotonicTime)?
@@ -137,6 +150,7 @@ public final class WiFiProvider: LocationProvider {
             cacheLoaded = true
         }
         started = true
+        scannedSinceStart = false
         network?.follow()
         // A fresh start compares its first scan with nothing: a place that was known when it last ran, and whose
         // cache entry has aged out since, is asked again.
@@ -148,6 +162,7 @@ public final class WiFiProvider: LocationProvider {
         let availableBefore = availableLevel
         started = false
         scanner.stop()
+        declinePromisedCells()
         lastDelivered = nil
         currentScanKnown = false
         if pendingSave != nil { saveNow() }
@@ -199,6 +214,8 @@ public final class WiFiProvider: LocationProvider {
 
     private func scanned(_ seen: [AccessPoint]) {
         guard started else { return }
+        scannedSinceStart = true
+        defer { settlePromisedCells() }
         let now = clock.monotonicNow
         let usable = selection.usable(seen)
         lastScan = (usable, now)
@@ -248,17 +265,56 @@ public final class WiFiProvider: LocationProvider {
         lookUpIfDue(scan.usable, now: now)
     }
 
-    private func lookUp(_ usable: [AccessPoint]) {
+    /// Sends `cells` (the cell provider's, with no answer yet) in one query with the access points of the latest
+    /// scan, when that scan is recent (within two scan intervals), has enough usable access points, is not known to
+    /// the cache (then the cells alone are unknown, and go alone) and the backoff allows; true when such a query
+    /// was sent, or one carrying exactly these cells is in flight, or when no scan came since the start: the first
+    /// scan's lookup carries ``cellsToCarry``, and if it needs none ``onCellsDeclined`` says so. The answer goes to
+    /// ``onCellsAnswered``.
+    public func carryCells(_ cells: [ServingCell]) -> Bool {
+        if lookupInFlight { return cellsInFlight == cells }
+        guard started, scanner.isAvailable else { return false }
+        guard scannedSinceStart else {
+            cellsPromised = true
+            return true
+        }
+        let now = clock.monotonicNow
+        guard !currentScanKnown, let scan = lastScan,
+            scan.usable.count >= AccessPointSelection.minimumForQuery, now - scan.at <= scanInterval * 2,
+            backoff.allowsAttempt(now: now)
+        else { return false }
+        lookUp(scan.usable, cells: cells)
+        return true
+    }
+
+    private func lookUp(_ usable: [AccessPoint]) { lookUp(usable, cells: cellsToCarry?() ?? []) }
+
+    /// After the first scan: the promise of ``carryCells(_:)`` is kept when its lookup carries cells, and declined
+    /// otherwise.
+    private func settlePromisedCells() {
+        if lookupInFlight, !cellsInFlight.isEmpty { cellsPromised = false }
+        declinePromisedCells()
+    }
+
+    private func declinePromisedCells() {
+        guard cellsPromised else { return }
+        cellsPromised = false
+        onCellsDeclined?()
+    }
+
+    private func lookUp(_ usable: [AccessPoint], cells: [ServingCell]) {
         lookupInFlight = true
+        cellsInFlight = cells
         record.sent()
-        let cells = servingCells?() ?? []
         let body =
             cells.isEmpty ? IchnaeaQuery.wifi(usable) : IchnaeaQuery.geolocate(accessPoints: usable, cells: cells)
         let request = HTTPRequest(url: url, body: body, timeout: Self.lookupTimeout)
         let transport = self.transport
         BusActor.task { [weak self] in
             let result = await transport.post(request)
-            self?.answered(result, for: usable, withCells: !cells.isEmpty)
+            guard let self else { return }
+            self.answered(result, for: usable, withCells: !cells.isEmpty)
+            if !cells.isEmpty { self.onCellsAnswered?(result, cells) }
         }
     }
 
@@ -301,7 +357,7 @@ public final class WiFiProvider: LocationProvider {
     }
 
     /// What an answer says of the access points: a position as coarse as a cell's placed the cells sent with them
-    /// (``servingCells``), and says no more of the access points than that the service does not know them.
+    /// (``cellsToCarry``), and says no more of the access points than that the service does not know them.
     private static func accessPointsOutcome(_ outcome: IchnaeaOutcome) -> IchnaeaOutcome {
         if case .position(_, _, let accuracy) = outcome, accuracy >= IchnaeaOutcome.smallestCellAccuracy {
             return .notFound
