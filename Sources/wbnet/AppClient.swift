@@ -9,7 +9,7 @@ enum AppClient {
     /// Milliseconds from `Start` to the first fix of a new exact client of `app` run by `user`, or nil when none
     /// came within `timeout` seconds; a refused call throws.
     static func firstFix(
-        on bus: PrivateBus, app: String, user: String = InstalledDaemon.user, timeout: Double = 5
+        on bus: PrivateBus, app: String, user: String = InstalledAuthorisation.user, timeout: Double = 5
     ) throws -> Double? {
         let result = try Unprivileged.run(
             [WPASupplicantMock.python.path, script.path, bus.address, app, "first", String(timeout)], asUser: user,
@@ -21,7 +21,8 @@ enum AppClient {
     }
 
     /// Starts a client of `app` run by `user` that stays started until stopped, and returns once `Start` returned.
-    static func hold(on bus: PrivateBus, app: String, user: String = InstalledDaemon.user) throws -> ChildProcess {
+    static func hold(on bus: PrivateBus, app: String, user: String = InstalledAuthorisation.user) throws -> ChildProcess
+    {
         let process = try Unprivileged.spawn(
             [WPASupplicantMock.python.path, script.path, bus.address, app, "hold"], asUser: user,
             environment: bus.environment, in: bus.directory)

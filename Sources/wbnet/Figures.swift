@@ -30,9 +30,3 @@ func memory(_ pid: pid_t) -> (rss: Int, privateKiB: Int) {
 func mapsSwiftRuntime(_ pid: pid_t) -> Bool {
     ((try? String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)) ?? "").contains("libswiftCore.so")
 }
-
-/// The 1-minute load average.
-func loadAverage() -> String {
-    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
-    return String(text.split(separator: " ").first ?? "?")
-}

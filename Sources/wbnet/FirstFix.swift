@@ -62,7 +62,7 @@ func measureFirstFixes(_ rig: InstalledDaemon, server: IchnaeaServer, authority:
     async throws -> FirstFixes
 {
     var figures = FirstFixes()
-    let checksBefore = rig.polkitChecks
+    let checksBefore = rig.authorisation.checks
     for trial in 0..<trials {
         try await hold(place(trial), rig.wpa)
         if let time = try AppClient.firstFix(on: rig.bus, app: InstalledDaemon.app) { figures.fromServer.append(time) }
@@ -72,7 +72,7 @@ func measureFirstFixes(_ rig: InstalledDaemon, server: IchnaeaServer, authority:
         }
         figures.starts += 3
     }
-    figures.polkitChecks = rig.polkitChecks - checksBefore
+    figures.polkitChecks = rig.authorisation.checks - checksBefore
     let transport = CurlTransport(userAgent: "wbnet", caFile: authority.certificateFile.path)
     let body = Array(
         #"{"wifiAccessPoints":[{"macAddress":"00:11:22:33:44:55","signalStrength":-50},{"macAddress":"00:11:22:33:44:56","signalStrength":-60}]}"#

@@ -4,7 +4,7 @@
 //
 // Everything as users install it: the daemon (built as packaged when WHEREABOUTS_BIN_DIR names that build) with
 // `[authorisation] polkit=true`, a real polkitd on its private bus with the package's policy and rules, a
-// logind stand-in, and apps run as the unprivileged `nobody`, whom one rule (InstalledDaemon.grantRule) lets
+// logind stand-in, and apps run as the unprivileged `nobody`, whom one rule (InstalledAuthorisation.grantRule(for:)) lets
 // locate at any time, as an administrator's rule or the user's grant would.
 //
 // 1. Lookups while sitting still with a client running: whereaboutsd and GeoClue 2.6 (its Wi-Fi source, run)
@@ -22,16 +22,16 @@ import TestSupport
 func run(_ options: BenchOptions) async throws {
     let daemonPath = try ProjectPaths.product("whereaboutsd").path
     print(
-        "wbnet: whereaboutsd \(daemonPath), GeoClue \(GeoClueHarness.executable.path) \(packageVersion("geoclue-2.0")), "
-            + "polkitd \(packageVersion("polkitd")); \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(loadAverage())"
+        "wbnet: whereaboutsd \(daemonPath), GeoClue \(GeoClueHarness.executable.path) \(Machine.packageVersion("geoclue-2.0")), "
+            + "polkitd \(Machine.packageVersion("polkitd")); \(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(Machine.loadAverage())"
     )
     print(
         "as installed: polkitd on each private bus with polkit/io.github.whereabouts1.policy and the package's rules "
-            + "(\(InstalledDaemon.packageRules.lastPathComponent)), plus /etc/polkit-1/rules.d/\(InstalledDaemon.grantRuleFile): "
-            + "YES to io.github.whereabouts1.location-always for user \(InstalledDaemon.user) and apps \(InstalledDaemon.app), "
-            + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledDaemon.user) is in no "
+            + "(\(InstalledAuthorisation.packageRules.lastPathComponent)), plus /etc/polkit-1/rules.d/\(InstalledAuthorisation.grantRuleFile(for: InstalledDaemon.app)): "
+            + "YES to io.github.whereabouts1.location-always for user \(InstalledAuthorisation.user) and apps \(InstalledDaemon.app), "
+            + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledAuthorisation.user) is in no "
             + "login session, where the policy says no); the daemon with [authorisation] polkit=true; a logind stand-in "
-            + "(no process in a session); apps run as \(InstalledDaemon.user) (setpriv; python-dbus, Tests/Servers/location_client.py)"
+            + "(no process in a session); apps run as \(InstalledAuthorisation.user) (setpriv; python-dbus, Tests/Servers/location_client.py)"
     )
 
     // 1.
@@ -55,7 +55,7 @@ func run(_ options: BenchOptions) async throws {
             : String(format: "%.0f an hour (scaled)", Double(count) * perHour)
     }
     print(
-        "   whereaboutsd (as installed, client: \(InstalledDaemon.user)): \(still.oursRequests) requests in "
+        "   whereaboutsd (as installed, client: \(InstalledAuthorisation.user)): \(still.oursRequests) requests in "
             + "\(still.scans) scans = \(hourly(still.oursRequests)); \(still.oursFixes) fixes to its client; "
             + "\(still.oursOwnScans) scans of its own")
     print(
@@ -85,7 +85,7 @@ func run(_ options: BenchOptions) async throws {
     let runtime = mapsSwiftRuntime(try rig.pid) ? "the Swift runtime's shared libraries" : "the Swift runtime linked in"
     let fixes = try await measureFirstFixes(rig, server: server, authority: authority, trials: options.trials)
     print(
-        "\n2. Start → first fix, exact client run as \(InstalledDaemon.user), wpa_supplicant holding a recent scan "
+        "\n2. Start → first fix, exact client run as \(InstalledAuthorisation.user), wpa_supplicant holding a recent scan "
             + "(read on starting; no wait for a scan of ours); the daemon with \(runtime)")
     print("   from the cache, polkit's answer reused:  \(summary(fixes.fromCache))   target ≤ 50 ms")
     print("   from the cache, polkit asked (new app):  \(summary(fixes.fromCacheAskingPolkit))")
@@ -106,17 +106,6 @@ func run(_ options: BenchOptions) async throws {
     print(
         "   on, after \(fixes.starts) fixes (\(fixes.fromServer.count) lookups; libcurl loaded): "
             + "\(mib(afterLookups.rss)) / \(mib(afterLookups.privateKiB))")
-}
-
-/// The installed version of Debian package `name`, from dpkg's status file.
-func packageVersion(_ name: String) -> String {
-    let status = (try? String(contentsOfFile: "/var/lib/dpkg/status", encoding: .utf8)) ?? ""
-    for stanza in status.components(separatedBy: "\n\n") where stanza.hasPrefix("Package: \(name)\n") {
-        if let line = stanza.split(separator: "\n").first(where: { $0.hasPrefix("Version: ") }) {
-            return String(line.dropFirst("Version: ".count))
-        }
-    }
-    return "(not installed)"
 }
 
 let options = BenchOptions.parse(Array(CommandLine.arguments.dropFirst()))
