@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
-# the release products, runs wbbench for the gpsd path and the modem path (whereaboutsd only), wbnet for network positioning (both
+# the release products, runs wbbench for the gpsd path and the modem path (both services: GeoClue's modem GPS source
+# fed by the same ModemManager stand-in), wbnet for network positioning (both
 # services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
 # with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
 # Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).

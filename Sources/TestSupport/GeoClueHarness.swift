@@ -26,17 +26,27 @@ public final class GeoClueHarness: @unchecked Sendable {
     /// The agent id the harness's configuration whitelists.
     public static let agentId = "whereabouts-test-agent"
 
-    /// A geoclue.conf with only the NMEA source on (or, given `wifiURL`, only the Wi-Fi source, asking that URL
-    /// and submitting nothing), ``agentId`` whitelisted, and `apps` (desktop id → system component) allowed for
-    /// every user.
-    public static func configuration(apps: [String: Bool], wifiURL: String? = nil) -> String {
-        let wifi = wifiURL.map { "enable=true\nurl=\($0)" } ?? "enable=false"
+    /// The one location source a configuration turns on.
+    public enum Source: Sendable, Equatable {
+        /// `[network-nmea]`: the NMEA socket the harness serves (``nmea``).
+        case nmeaSocket
+        /// `[wifi]`: the Wi-Fi source, asking `url` and submitting nothing.
+        case wifi(url: String)
+        /// `[modem-gps]`: the GPS of the first modem ModemManager has with the Location interface, through
+        /// libmm-glib on the system bus (the private bus, here).
+        case modemGPS
+    }
+
+    /// A geoclue.conf with only `source` on, ``agentId`` whitelisted, and `apps` (desktop id → system component)
+    /// allowed for every user.
+    public static func configuration(apps: [String: Bool], source: Source = .nmeaSocket) -> String {
+        let wifi = if case .wifi(let url) = source { "enable=true\nurl=\(url)" } else { "enable=false" }
         var text = """
             [agent]
             whitelist=\(agentId)
 
             [network-nmea]
-            enable=\(wifiURL == nil)
+            enable=\(source == .nmeaSocket)
 
             [3g]
             enable=false
@@ -45,7 +55,7 @@ public final class GeoClueHarness: @unchecked Sendable {
             enable=false
 
             [modem-gps]
-            enable=false
+            enable=\(source == .modemGPS)
 
             [wifi]
             \(wifi)
@@ -72,7 +82,7 @@ public final class GeoClueHarness: @unchecked Sendable {
     /// Whether the harness made ``bus`` (and so stops it).
     private let ownsBus: Bool
 
-    /// Writes `config` (see ``configuration(apps:)``) and listens on the NMEA socket; call ``start()`` to start
+    /// Writes `config` (see ``configuration(apps:source:)``) and listens on the NMEA socket; call ``start()`` to start
     /// GeoClue. A `bus` passed in is left running by ``stop()``. Throws when GeoClue is not installed.
     public init(
         config: String = GeoClueHarness.configuration(apps: ["whereabouts-test": false]), bus: PrivateBus? = nil

@@ -33,7 +33,8 @@ public final class GeoClueWiFiRig: @unchecked Sendable {
     /// A geoclue.conf with only the Wi-Fi source on, asking `url` and submitting nothing, ``GeoClueHarness/agentId``
     /// whitelisted, and `apps` allowed for every user as system components.
     public static func configuration(url: String, apps: [String]) -> String {
-        GeoClueHarness.configuration(apps: Dictionary(uniqueKeysWithValues: apps.map { ($0, true) }), wifiURL: url)
+        GeoClueHarness.configuration(
+            apps: Dictionary(uniqueKeysWithValues: apps.map { ($0, true) }), source: .wifi(url: url))
     }
 
     /// Starts a bus and the stand-in (scans taking `scanDelay` milliseconds) and writes GeoClue's configuration

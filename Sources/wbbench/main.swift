@@ -11,7 +11,9 @@
 //
 //   .build/release/wbbench --modem [--reports N] [--interval MS]
 //
-// The modem path instead (ModemBench): the ModemManager stand-in's Location update → LocationUpdated.
+// The modem path instead (ModemBench): the ModemManager stand-in's Location update → LocationUpdated, for
+// whereaboutsd as installed (polkitd with the package's policy, the app as nobody) and GeoClue 2.6's modem GPS
+// source side by side.
 import DBus
 import Foundation
 import Glibc
@@ -22,7 +24,7 @@ struct Options {
     var reports = 100
     var interval = 100
     var trials = 10
-    /// `--modem`: measure the modem path (``ModemBench``) instead of gpsd's.
+    /// `--modem`: measure the modem path (``ModemBench``), whereaboutsd's and GeoClue's, instead of gpsd's.
     var modem = false
 
     static func parse(_ arguments: [String]) -> Options {

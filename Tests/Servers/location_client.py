@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""One GeoClue2 app on a bus connection of its own, for the network-positioning figures (wbnet).
+"""One GeoClue2 app on a bus connection of its own, for the network-positioning figures (wbnet) and the modem
+path's (wbbench --modem).
 
     location_client.py ADDRESS APP first TIMEOUT
         CreateClient, DesktopId APP, RequestedAccuracyLevel 8 (exact), then Start, and waits up to TIMEOUT
@@ -10,6 +11,12 @@
     location_client.py ADDRESS APP hold
         The same client, started, kept until SIGTERM; prints "fix N" for each LocationUpdated, "started"
         once Start has returned, and "refused NAME: MESSAGE" (then exits 2) if a call fails.
+
+    location_client.py ADDRESS APP modem MODEM
+        The "hold" client that also watches ModemManager's modem at object path MODEM on the same connection:
+        prints "modem T" for each PropertiesChanged of its org.freedesktop.ModemManager1.Modem.Location that
+        carries Location, and "fix T" for each LocationUpdated, T the signal's arrival on the monotonic clock in
+        nanoseconds; "started" and "refused ..." as "hold" does.
 
 Run it as the user whose app it plays (e.g. through setpriv as nobody): the service decides by that user.
 """
@@ -27,6 +34,8 @@ sys.dont_write_bytecode = True
 from geoclue_names import SERVICE, MANAGER, CLIENT, PROPERTIES, say  # noqa: E402
 
 EXACT = 8
+MODEM_MANAGER = "org.freedesktop.ModemManager1"
+MODEM_LOCATION = "org.freedesktop.ModemManager1.Modem.Location"
 
 address, app, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 loop = GLib.MainLoop()
@@ -41,19 +50,31 @@ def refused(error):
 
 
 def on_message(_connection, message):
+    arrived = time.monotonic_ns()
+    if message.get_type() != 4:
+        return
+    if mode == "modem" and message.get_path() == sys.argv[4] and message.get_member() == "PropertiesChanged":
+        arguments = message.get_args_list()
+        if arguments[0] == MODEM_LOCATION and "Location" in arguments[1]:
+            say("modem %d" % arrived)
     # The service sends its signals to the client's connection alone, so no match rule is needed.
-    if message.get_type() == 4 and message.get_interface() == CLIENT and message.get_member() == "LocationUpdated":
-        arrived = time.monotonic_ns()
+    if message.get_interface() == CLIENT and message.get_member() == "LocationUpdated":
         state["fixes"] += 1
         if mode == "first" and state["fixes"] == 1:
             say("fix %.3f" % ((arrived - state["sent"]) / 1e6))
             loop.quit()
         elif mode == "hold":
             say("fix %d" % state["fixes"])
+        elif mode == "modem":
+            say("fix %d" % arrived)
 
 
 def main():
     connection.add_message_filter(on_message)
+    if mode == "modem":
+        connection.add_match_string(
+            "type='signal',sender='%s',path='%s',interface='%s',member='PropertiesChanged'"
+            % (MODEM_MANAGER, sys.argv[4], PROPERTIES))
     manager = connection.get_object(SERVICE, "/org/freedesktop/GeoClue2/Manager", introspect=False)
     try:
         path = manager.CreateClient(dbus_interface=MANAGER, timeout=60)
@@ -66,7 +87,7 @@ def main():
         return state["status"]
     state["sent"] = time.monotonic_ns()
     client.Start(dbus_interface=CLIENT, timeout=60, error_handler=refused,
-                 reply_handler=lambda: say("started") if mode == "hold" else None)
+                 reply_handler=lambda: say("started") if mode != "first" else None)
     if mode == "first":
         timeout = float(sys.argv[4])
 
