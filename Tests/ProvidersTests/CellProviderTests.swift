@@ -127,13 +127,63 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
         #expect(log.carried.count == 1)
         provider.combinedQueryAnswered(accessPointsPlaced, for: [try servingCell])
         #expect(fixes.fixes.isEmpty && log.cache.count == 0, "a Wi-Fi position is not the cell's")
-        log.wifiCarries = false
+        clock.advance(by: CellProvider.askAloneAfter / 2)
+        provider.combinedQueryAnswered(accessPointsPlaced, for: [try servingCell])
         service.willAnswer(position)
-        clock.advance(by: CellProvider.askAloneAfter - .milliseconds(1))
+        clock.advance(by: CellProvider.askAloneAfter / 2 - .milliseconds(1))
         try await settle(requests: 0)
         clock.advance(by: .milliseconds(1))
         try await settle(requests: 1)
+        #expect(log.carried.count == 1, "the hour counts from the first such answer, and then the cells go alone")
         #expect(fixes.fixes.map(\.horizontalAccuracy) == [12000])
+    }
+
+    @Test func cellsTheServiceDoesNotKnowAreNotAskedAgainForAnHour() async throws {
+        let (provider, _) = combinedProvider(wifiCarries: true)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        provider.combinedQueryAnswered(.success(HTTPResponse(status: 404, body: [])), for: [try servingCell])
+        #expect(provider.cellsToCarry.isEmpty)
+        clock.advance(by: CellProvider.wifiWaitLimit)
+        clock.advance(by: CellProvider.notFoundLifetime - CellProvider.wifiWaitLimit - .milliseconds(1))
+        try await settle(requests: 0)
+        #expect(log.carried.count == 1)
+        clock.advance(by: .milliseconds(1))
+        #expect(try log.carried.count == 2 && provider.cellsToCarry == [servingCell])
+    }
+
+    @Test func aDeclinedPromiseAsksNothingWhenTheProviderStopsInTheSameTurn() async throws {
+        let (provider, _) = combinedProvider(wifiCarries: true)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        #expect(log.carried.count == 1)
+        log.wifiCarries = false
+        provider.wifiDeclined()
+        provider.stop()
+        clock.advance(by: CellProvider.wifiWaitLimit)
+        try await settle(requests: 0)
+        log.wifiCarries = true
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        #expect(log.carried.count == 2)
+        log.wifiCarries = false
+        provider.wifiDeclined()
+        try await settle(requests: 0)
+        clock.advance(by: .zero)
+        try await settle(requests: 1)
+    }
+
+    @Test func cellsThatChangedDuringALookupAreAskedWhateverItsAnswer() async throws {
+        let (provider, _) = provider()
+        service.willAnswer(.success(HTTPResponse(status: 404, body: [])))
+        service.willAnswer(position)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        modems.send(.location(.servingCell("262,01,2B3C,1234567,0", .umts, modem: "/m/0")))
+        clock.advance(by: CellProvider.settleDelay)
+        try await settle(requests: 2)
     }
 
     @Test func whenWiFiCannotCarryThemTheCellsGoAlone() async throws {

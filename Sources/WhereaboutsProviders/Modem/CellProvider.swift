@@ -13,19 +13,21 @@ import WhereaboutsCore
 ///
 /// **One query with Wi-Fi.** Where `[wifi]` is on too, the cells are sent with the access points of Wi-Fi's
 /// lookup (``cellsToCarry``, ``combinedLookup``), and a query of the cells alone is sent only when no Wi-Fi lookup
-/// can carry them: Wi-Fi is not running, has no recent scan with enough access points, or knows its scan already
-/// (its position cache answers, and only the cells are unknown). An answer to such a query
+/// can carry them: Wi-Fi is not running, has no recent scan with enough access points, is backing off, knows its
+/// scan already (its position cache answers, and only the cells are unknown), has a lookup out for other cells, or
+/// has not scanned within ``wifiWaitLimit`` of promising to. An answer to such a query
 /// (``combinedQueryAnswered(_:for:)``) at least as coarse as ``IchnaeaOutcome/smallestCellAccuracy`` placed the
 /// cells: it is their answer. A finer one placed the access points and says nothing of the cells, which are then
-/// asked about alone ``askAloneAfter`` later if they still have no answer, so that there is a position for them
-/// once the machine leaves the Wi-Fi. A start waits ``settleDelay`` before asking, so that Wi-Fi's first lookup,
+/// asked about alone ``askAloneAfter`` after the first such answer if they still have no answer, so that there is
+/// a position for them once the machine leaves the Wi-Fi. Cells the service does not know (404) are not sent
+/// again for ``notFoundLifetime``. A start waits ``settleDelay`` before asking, so that Wi-Fi's first lookup,
 /// made on the scan it reads at its start, carries the cells.
 ///
 /// **Answers.** Kept in a ``CellAnswerCache`` per set of cells, saved beside the grants (`saveCache`) and read at
 /// the first start (`loadCache`): a phone going back and forth between cells, or restarted, asks once for each
-/// set for ``CellAnswerCache/maximumAge``. A change of cells is looked up once they have held still for
-/// ``settleDelay``. ``IchnaeaOutcome`` interprets the answer, ``LookupBackoff`` spaces the tries after a failure
-/// (a timer tries again when it ends), ``LookupRecord`` reports them.
+/// set the service knows for ``CellAnswerCache/maximumAge``. A change of cells is looked up once they have held
+/// still for ``settleDelay``. ``IchnaeaOutcome`` interprets the answer, ``LookupBackoff`` spaces the tries after a
+/// failure (a timer tries again when it ends), ``LookupRecord`` reports them.
 ///
 /// **Availability.** Neighbourhood while some enabled modem offers its 3GPP location and the service can be used
 /// (or the current cells' answer is known); otherwise none, with the modems' reason (`no-modem`,
@@ -41,8 +43,11 @@ public final class CellProvider: LocationProvider {
     /// How long after a query with access points placed the machine by them the cells, still unanswered, are
     /// asked about alone.
     public static let askAloneAfter: Duration = .seconds(3600)
-    /// How long the cells wait for a Wi-Fi lookup that said it would carry them before they are asked about alone.
+    /// How long the cells wait for a Wi-Fi lookup that said it would carry them before Wi-Fi is asked again (it
+    /// says yes only while a lookup carrying them is in flight) or they are asked about alone.
     public static let wifiWaitLimit: Duration = .seconds(30)
+    /// How long cells the service does not know (404) are not asked about again.
+    public static let notFoundLifetime: Duration = .seconds(3600)
 
     public let kind = ProviderKind.cell
     public let minimumClientLevel = AccuracyLevel.neighborhood
@@ -74,15 +79,17 @@ public final class CellProvider: LocationProvider {
     private var rejected: [String: String] = [:]
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
-    /// How many Wi-Fi lookups carried the cells.
+    /// How many answers to Wi-Fi lookups that carried the cells came back.
     private var carriedQueries: UInt32 = 0
     private var problem: ServiceProblem?
     /// The cells of its own query in flight.
     private var inFlight: [ServingCell]?
     /// The cells a Wi-Fi lookup carries, or said it would, and since when.
     private var awaitingWiFi: (cells: [ServingCell], since: MonotonicTime)?
-    /// The cells a query with access points last placed the machine without them, and when.
+    /// The cells a query with access points first placed the machine without them, and when.
     private var placedWithoutCells: (cells: [ServingCell], at: MonotonicTime)?
+    /// The sets of cells the service said it does not know, and when.
+    private var unknownCells: [[ServingCell]: MonotonicTime] = [:]
     private var timer: ScheduledTimer?
     private var lastLevel: AccuracyLevel
 
@@ -120,6 +127,7 @@ public final class CellProvider: LocationProvider {
         var details = record.details.merging(modems.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
         if combinedLookup != nil { details["carried-by-wifi"] = .count(carriedQueries) }
+        if !unknownCells.isEmpty { details["unknown-cells"] = .count(UInt32(unknownCells.count)) }
         if cacheLoaded { details["cached-answers"] = .count(UInt32(cache.count)) }
         return details
     }
@@ -140,6 +148,7 @@ public final class CellProvider: LocationProvider {
 
     public func stop() {
         started = false
+        awaitingWiFi = nil
         modems.setNeeded([], by: .cell)
         if let timer { timers.cancelTimer(timer) }
         timer = nil
@@ -151,36 +160,47 @@ public final class CellProvider: LocationProvider {
         deliver(answer)
     }
 
-    /// The cells for a Wi-Fi lookup to carry: the modems' serving cells while they have no answer and no query of
-    /// them alone is in flight; none otherwise, so that what is already placed is not sent again.
+    /// The cells for a Wi-Fi lookup to carry: the modems' serving cells while they have no answer, the service
+    /// has not said lately that it does not know them, and no query of them alone is in flight; none otherwise, so
+    /// that what is already placed is not sent again.
     public var cellsToCarry: [ServingCell] {
         let current = currentCells
-        guard started, !current.isEmpty, currentAnswer == nil, inFlight != current else { return [] }
+        guard started, !current.isEmpty, currentAnswer == nil, inFlight != current, !isKnownUnknown(current)
+        else { return [] }
         return current
     }
 
     /// Wi-Fi will not send the lookup it said would carry the cells (its first scan needed none, or it stopped):
-    /// they are asked about alone.
+    /// they are asked about again on the next turn of the loop, through Wi-Fi if it can carry them now, alone
+    /// otherwise; a stop in the same turn (clients leaving stop Wi-Fi, then this provider) asks nothing.
     public func wifiDeclined() {
         guard awaitingWiFi != nil else { return }
         awaitingWiFi = nil
-        locate(carriedByWiFi: false)
+        if started { schedule(after: .zero) }
     }
 
     /// Takes the answer to a Wi-Fi lookup that carried `asked` with its access points: a position as coarse as a
     /// cell's is the cells' answer; a finer one placed the access points. A failure counts against the service
     /// only when the query was carried for this provider.
+    ///
+    /// A lookup it was waiting for, or one for the current cells while it waits for none, is taken as its own:
+    /// a failure counts in its backoff and a 404 marks the cells unknown. Of any other, only a position is kept.
     public func combinedQueryAnswered(_ result: Result<HTTPResponse, HTTPFailure>, for asked: [ServingCell]) {
-        let awaited = awaitingWiFi?.cells == asked
-        if awaited { awaitingWiFi = nil }
+        let awaited =
+            awaitingWiFi?.cells == asked || (awaitingWiFi == nil && inFlight == nil && asked == currentCells)
+        if awaitingWiFi?.cells == asked { awaitingWiFi = nil }
         carriedQueries &+= 1
+        if awaited, let timer {
+            timers.cancelTimer(timer)
+            self.timer = nil
+        }
         if case .success(let response) = result,
             case .position(_, _, let accuracy) = IchnaeaOutcome.interpret(response, kind: .cells),
             accuracy < IchnaeaOutcome.smallestCellAccuracy
         {
             record.ended(at: clock.wallNow, "access-points-placed", source: "network")
-            placedWithoutCells = (asked, clock.monotonicNow)
-            if awaited, started, asked == currentCells { schedule(after: Self.askAloneAfter) }
+            if placedWithoutCells?.cells != asked { placedWithoutCells = (asked, clock.monotonicNow) }
+            if awaited { locate() }
             return
         }
         guard awaited || isPosition(result) else { return }
@@ -195,6 +215,12 @@ public final class CellProvider: LocationProvider {
         let current = currentCells
         guard !current.isEmpty else { return nil }
         return cache.lookup(current, now: clock.wallNow)
+    }
+
+    /// Whether the service said lately that it does not know `cells`.
+    private func isKnownUnknown(_ cells: [ServingCell]) -> Bool {
+        guard let since = unknownCells[cells] else { return false }
+        return clock.monotonicNow - since < Self.notFoundLifetime
     }
 
     private func isPosition(_ result: Result<HTTPResponse, HTTPFailure>) -> Bool {
@@ -235,9 +261,9 @@ public final class CellProvider: LocationProvider {
         onAvailabilityChanged?()
     }
 
-    /// Delivers the current cells' answer, or asks for one: through Wi-Fi's lookup when it can carry the cells
-    /// (and `carriedByWiFi` allows it), alone otherwise.
-    private func locate(carriedByWiFi: Bool = true) {
+    /// Delivers the current cells' answer, or asks for one: through Wi-Fi's lookup when it can carry the cells,
+    /// alone otherwise (and an hour after a Wi-Fi lookup placed the access points without them).
+    private func locate() {
         let current = currentCells
         guard started, !current.isEmpty else { return }
         if let answer = currentAnswer {
@@ -246,23 +272,30 @@ public final class CellProvider: LocationProvider {
         }
         guard inFlight == nil else { return }
         let now = clock.monotonicNow
-        var carriedByWiFi = carriedByWiFi
         if let awaiting = awaitingWiFi {
             if awaiting.cells == current, now - awaiting.since < Self.wifiWaitLimit {
                 schedule(after: Self.wifiWaitLimit - (now - awaiting.since))
                 return
             }
-            // Wi-Fi's lookup was for other cells, or has kept them waiting too long.
-            carriedByWiFi = carriedByWiFi && awaiting.cells != current
+            // Wi-Fi's lookup was for other cells, or has kept these waiting long: Wi-Fi is asked again, and says yes
+            // only while a lookup carrying them is still in flight.
             awaitingWiFi = nil
         }
         guard backoff.allowsAttempt(now: now) else {
             if let retryAt = backoff.retryAt { schedule(after: retryAt - now) }
             return
         }
-        if let placed = placedWithoutCells, placed.cells == current, now - placed.at < Self.askAloneAfter {
-            schedule(after: Self.askAloneAfter - (now - placed.at))
+        if let since = unknownCells[current], now - since < Self.notFoundLifetime {
+            schedule(after: Self.notFoundLifetime - (now - since))
             return
+        }
+        var carriedByWiFi = true
+        if let placed = placedWithoutCells, placed.cells == current {
+            guard now - placed.at >= Self.askAloneAfter else {
+                schedule(after: Self.askAloneAfter - (now - placed.at))
+                return
+            }
+            carriedByWiFi = false
         }
         if carriedByWiFi, let combinedLookup, combinedLookup(current) {
             awaitingWiFi = (current, now)
@@ -305,16 +338,17 @@ public final class CellProvider: LocationProvider {
         case .position(let latitude, let longitude, let accuracy):
             cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: asked, now: clock.wallNow)
             saveCache(cache)
-            if asked == currentCells {
-                if let answer = currentAnswer { deliver(answer) }
-            } else if started {
-                locate()
-            }
+            if asked == currentCells, let answer = currentAnswer { deliver(answer) }
         case .notFound:
+            unknownCells = unknownCells.filter { now - $0.value < Self.notFoundLifetime }
+            if unknownCells.count < CellAnswerCache.defaultCapacity { unknownCells[asked] = now }
+            if started, asked == currentCells { schedule(after: Self.notFoundLifetime) }
             logger.info("cells: the service knows none of \(asked.map(\.description).joined(separator: ", "))")
         case .refused, .serverTrouble, .malformed:
             break
         }
+        // The cells changed while this lookup was out: theirs is due.
+        if started, asked != currentCells { locate() }
     }
 
     private func schedule(after delay: Duration) {

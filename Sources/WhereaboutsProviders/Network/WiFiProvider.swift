@@ -269,12 +269,13 @@ public final class WiFiProvider: LocationProvider {
     /// scan, when that scan is recent (within two scan intervals), has enough usable access points, is not known to
     /// the cache (then the cells alone are unknown, and go alone) and the backoff allows; true when such a query
     /// was sent, or one carrying exactly these cells is in flight, or when no scan came since the start: the first
-    /// scan's lookup carries ``cellsToCarry``, and if it needs none ``onCellsDeclined`` says so. The answer goes to
-    /// ``onCellsAnswered``.
+    /// scan's lookup carries ``cellsToCarry``, and if it needs none ``onCellsDeclined`` says so. That promise is
+    /// made once a start: asked again before the first scan, it says no. The answer goes to ``onCellsAnswered``.
     public func carryCells(_ cells: [ServingCell]) -> Bool {
         if lookupInFlight { return cellsInFlight == cells }
         guard started, scanner.isAvailable else { return false }
         guard scannedSinceStart else {
+            guard !cellsPromised else { return false }
             cellsPromised = true
             return true
         }
