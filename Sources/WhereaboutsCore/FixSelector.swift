@@ -78,4 +78,15 @@ extension ProviderKind {
         case .static, .wifi, .ip, .compass, .cell, .cdma: false
         }
     }
+
+    /// True for providers whose fixes carry the compass's headings: those GeoClue 2.6 computes movement for (its
+    /// `compute-movement`: the satellite receivers and street-level Wi-Fi), and a static position, where the
+    /// device stands (GeoClue 2.6 has no static source); not a cell, a CDMA base station or an IP address, whose
+    /// fixes place an area rather than the device.
+    public var carriesCompassHeading: Bool {
+        switch self {
+        case .gpsd, .nmea, .replay, .modemGNSS, .wifi, .static: true
+        case .ip, .compass, .cell, .cdma: false
+        }
+    }
 }

@@ -120,4 +120,16 @@ struct DeclinationReference: Sendable, CustomTestStringConvertible {
         #expect(cleared.magneticHeading == nil && cleared.trueHeading == nil && cleared.headingAccuracy == nil)
         #expect(cleared == fix(80, 0, at: epoch2025))
     }
+
+    @Test(arguments: ProviderKind.allCases) func cellCDMAAndIPFixesCarryNoHeadings(_ kind: ProviderKind)
+        throws
+    {
+        let correction = HeadingCorrection(model: try wmm2025())
+        var placed = fix(80, 0, at: epoch2025)
+        placed.provider = kind
+        let headed = correction.applying(magnetic: 100, to: placed).fix
+        let expected: Set<ProviderKind> = [.gpsd, .nmea, .replay, .modemGNSS, .wifi, .static]
+        #expect((headed.magneticHeading == 100) == expected.contains(kind), "\(kind)")
+        #expect((headed.trueHeading != nil) == expected.contains(kind), "\(kind)")
+    }
 }

@@ -153,6 +153,17 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
         #expect(try log.carried.count == 2 && provider.cellsToCarry == [servingCell])
     }
 
+    @Test func cellsTheServiceRefusesAreNotHandedToWiFiAgain() async throws {
+        let (provider, _) = combinedProvider(wifiCarries: true)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        clock.advance(by: CellProvider.settleDelay)
+        #expect(provider.cellsToCarry == [try servingCell])
+        let refusal = Result<HTTPResponse, HTTPFailure>.success(HTTPResponse(status: 400, body: []))
+        provider.combinedQueryAnswered(refusal, for: [try servingCell])
+        #expect(provider.cellsToCarry.isEmpty && provider.unavailabilityReason == "service-refused")
+    }
+
     @Test func aDeclinedPromiseAsksNothingWhenTheProviderStopsInTheSameTurn() async throws {
         let (provider, _) = combinedProvider(wifiCarries: true)
         modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))

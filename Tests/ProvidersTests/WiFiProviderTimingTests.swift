@@ -210,6 +210,30 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         provider.stop()
     }
 
+    /// A query with cells that the service refuses (Mozilla's Ichnaea refuses a whole query naming an `nr` cell)
+    /// is asked again at once without them, and the refusal neither backs Wi-Fi off nor is its fix.
+    @Test func aRefusedQueryWithCellsIsAskedAgainWithout() async throws {
+        let provider = startedProvider()
+        let cell = try ServingCell(
+            radio: .nr, mobileCountryCode: 234, mobileNetworkCode: 15, areaCode: 0x1F_0A3C, cellID: 0x1234_5678)
+        var refusals = 0
+        provider.cellsToCarry = { refusals == 0 ? [cell] : [] }
+        provider.onCellsAnswered = { result, _ in
+            if case .success(let response) = result, response.status == 400 { refusals += 1 }
+        }
+        scanner.scan(place(1))
+        try await settle(until: { service.held == 1 }, "the scan is looked up with the cell")
+        #expect(service.bodies.last?.contains(#""radioType":"nr""#) == true, "\(service.bodies)")
+        let parseError = #"{"error": {"errors": [{"reason": "parseError"}], "code": 400, "message": "Parse Error"}}"#
+        try #require(service.answer(.success(HTTPResponse(status: 400, body: Array(parseError.utf8)))))
+        try await settle(until: { service.requests == 2 && service.held == 1 }, "asked again without the cell")
+        #expect(service.bodies.last?.contains("cellTowers") == false && refusals == 1, "\(service.bodies)")
+        try #require(service.answer(berlin))
+        try await settle(until: { log.fixes.count == 1 }, "the access points' answer is the fix")
+        #expect(provider.availableLevel == .street)
+        provider.stop()
+    }
+
     /// A scan of another place arrives while the first place's lookup is out: that answer is kept in the cache,
     /// which then locates the first place with no request, but it is not offered as a fix.
     @Test func anAnswerForAPlaceLeftMeanwhileIsCachedButNotDelivered() async throws {

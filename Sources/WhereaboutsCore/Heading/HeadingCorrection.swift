@@ -72,11 +72,12 @@ public struct HeadingCorrection: Sendable {
         return headings
     }
 
-    /// `fix` with the headings for a compass reading `magnetic`, or with none when `magnetic` is nil; and why it
-    /// has no true heading, when the model gave no declination.
+    /// `fix` with the headings for a compass reading `magnetic`, or with none when `magnetic` is nil or the fix's
+    /// provider does not carry them (``ProviderKind/carriesCompassHeading``); and why it has no true heading, when
+    /// the model gave no declination.
     public func applying(magnetic: Double?, to fix: Fix) -> (fix: Fix, problem: MagneticFieldError?) {
         var headed = fix
-        guard let magnetic else {
+        guard let magnetic, fix.provider.carriesCompassHeading else {
             headed.magneticHeading = nil
             headed.trueHeading = nil
             headed.headingAccuracy = nil

@@ -161,11 +161,13 @@ public final class CellProvider: LocationProvider {
     }
 
     /// The cells for a Wi-Fi lookup to carry: the modems' serving cells while they have no answer, the service
-    /// has not said lately that it does not know them, and no query of them alone is in flight; none otherwise, so
-    /// that what is already placed is not sent again.
+    /// has neither said lately that it does not know them nor refused them, and no query of them alone is in
+    /// flight; none otherwise, so that what is already placed is not sent again and a refusal of the cells does
+    /// not hold up Wi-Fi.
     public var cellsToCarry: [ServingCell] {
         let current = currentCells
-        guard started, !current.isEmpty, currentAnswer == nil, inFlight != current, !isKnownUnknown(current)
+        guard started, !current.isEmpty, currentAnswer == nil, inFlight != current, !isKnownUnknown(current),
+            problem != .refused
         else { return [] }
         return current
     }

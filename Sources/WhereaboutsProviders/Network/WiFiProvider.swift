@@ -336,6 +336,15 @@ public final class WiFiProvider: LocationProvider {
             outcome = Self.accessPointsOutcome(IchnaeaOutcome.interpret(response, kind: withCells ? .cells : .wifi))
         }
         let summary = outcome.summary
+        if withCells, case .refused = outcome {
+            // The service refused the cells (Mozilla's Ichnaea refuses a whole query naming an `nr` cell): the
+            // access points are asked again alone at once, and the cell provider, told of the refusal, carries its
+            // cells no more.
+            record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
+            logger.info("Wi-Fi: the service refused a query with cells (\(summary.message ?? "")); asking without them")
+            if started { lookUp(usable, cells: []) }
+            return
+        }
         throttle.looked(up: usable, outcome: outcome, now: now)
         let step = backoff.record(outcome, now: now)
         report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
