@@ -69,10 +69,12 @@ enum Daemon {
             service.saveRegionsNow()
             regionFile.flush()
         }
+        // One routing socket, opened when a network provider first starts, tells them all of network changes.
+        let networkChanges = NetworkChanges(source: NetlinkRouteSource(), timers: EventLoop.main, logger: logger)
         let network = NetworkPositioning.makeProviders(
-            configuration, connection: connection, clock: clock, logger: logger)
+            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
         let modem = ModemPositioning.makeProviders(
-            configuration, connection: connection, clock: clock, logger: logger)
+            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
         if let wifi = network.wifi, let cell = modem.cell {
             wifi.cellsToCarry = { cell.cellsToCarry }
             wifi.onCellsAnswered = { cell.combinedQueryAnswered($0, for: $1) }

@@ -15,7 +15,8 @@ enum ModemPositioning {
     /// carry too. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
     /// `[network]` allows it; their answers are kept in the file `cells` beside the grants.
     static func makeProviders(
-        _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
+        _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
+        clock: SystemClock, logger: any Logger
     ) -> (providers: [any LocationProvider], client: ModemManagerClient?, cell: CellProvider?) {
         let modem = configuration.modem
         let network = configuration.network
@@ -40,7 +41,8 @@ enum ModemPositioning {
                 modems: client,
                 transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
                 url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
-                saveCache: { cacheFile.save($0) }, clock: clock, timers: EventLoop.main, logger: logger)
+                saveCache: { cacheFile.save($0) }, network: networkChanges, clock: clock, timers: EventLoop.main,
+                logger: logger)
             providers.append(provider)
             cell = provider
             logger.info("cells: the modems' serving cells are looked up at \(loggableURL(network.wifi.url))")

@@ -13,7 +13,8 @@ enum NetworkPositioning {
     /// The Wi-Fi and IP providers the configuration enables, and the Wi-Fi one again, to be told of satellite
     /// fixes (learning places, contributing).
     static func makeProviders(
-        _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
+        _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
+        clock: SystemClock, logger: any Logger
     ) -> (providers: [any LocationProvider], wifi: WiFiProvider?) {
         let network = configuration.network
         if case .unsupported(let method) = network.ip.method, network.ip.enabled, network.enabled {
@@ -26,7 +27,6 @@ enum NetworkPositioning {
         // One transport (one thread, made at its first request) each for Wi-Fi, IP and contributing, so that a
         // hung request of one never holds another's in its queue.
         let agent = userAgent()
-        let networkChanges = NetworkChanges(source: NetlinkRouteSource(), timers: EventLoop.main, logger: logger)
         let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
         var providers: [any LocationProvider] = []
         var wifi: WiFiProvider?

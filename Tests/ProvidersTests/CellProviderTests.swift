@@ -29,6 +29,12 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
     private let service = ScriptedService()
     private let modems = FakeModems()
     private let log = CellLog()
+    private let routes = ScriptedRouteSource()
+    private let network: NetworkChanges
+
+    init() {
+        network = NetworkChanges(source: routes, timers: clock, logger: SilentLogger())
+    }
 
     private func provider(logger: any Logger = SilentLogger()) -> (CellProvider, FixLog) {
         let log = self.log
@@ -38,7 +44,7 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
             saveCache: {
                 log.cache = $0
                 log.saves += 1
-            }, clock: clock, timers: clock, logger: logger)
+            }, network: network, clock: clock, timers: clock, logger: logger)
         let fixes = FixLog()
         provider.onFix = { fixes.fixes.append($0) }
         return (provider, fixes)
@@ -251,6 +257,20 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
         clock.advance(by: .milliseconds(1))
         try await settle(requests: 2)
         #expect(provider.availableLevel == .neighborhood && fixes.fixes.count == 1)
+    }
+
+    @Test func joiningANetworkEndsTheBackoff() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(.failure(.unreachable("down")))
+        service.willAnswer(position)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        routes.dump([Routes.home])
+        try await settle(requests: 1)
+        routes.moveFromHomeToWork(on: clock)
+        #expect(clock.monotonicNow < MonotonicTime(nanoseconds: 0) + LookupBackoff.firstDelay)
+        try await settle(requests: 2)
+        #expect(fixes.fixes.count == 1 && provider.availableLevel == .neighborhood)
     }
 
     @Test func aReportWithNoCellIsLoggedOnceAndNeverSent() async throws {

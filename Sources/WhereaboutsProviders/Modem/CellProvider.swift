@@ -27,7 +27,8 @@ import WhereaboutsCore
 /// the first start (`loadCache`): a phone going back and forth between cells, or restarted, asks once for each
 /// set the service knows for ``CellAnswerCache/maximumAge``. A change of cells is looked up once they have held
 /// still for ``settleDelay``. ``IchnaeaOutcome`` interprets the answer, ``LookupBackoff`` spaces the tries after a
-/// failure (a timer tries again when it ends), ``LookupRecord`` reports them.
+/// failure (a timer tries again when it ends, and ``NetworkChanges`` ends a transient one when the machine joins a
+/// network, as for Wi-Fi), ``LookupRecord`` reports them.
 ///
 /// **Availability.** Neighbourhood while some enabled modem offers its 3GPP location and the service can be used
 /// (or the current cells' answer is known); otherwise none, with the modems' reason (`no-modem`,
@@ -71,6 +72,7 @@ public final class CellProvider: LocationProvider {
     private var cacheLoaded = false
     private let loadCache: @BusActor () -> CellAnswerCache
     private let saveCache: @BusActor (CellAnswerCache) -> Void
+    private let network: NetworkChanges?
     private var started = false
     /// Each modem's serving cell, by its object path; followed while stopped too, since ModemManager reports a
     /// cell only when it changes.
@@ -94,23 +96,26 @@ public final class CellProvider: LocationProvider {
     private var lastLevel: AccuracyLevel
 
     /// A provider reading the modems of `modems` and asking the geolocate `url` through `transport`; `loadCache`
-    /// reads the answers saved before (at the first start), and `saveCache` keeps them durably.
+    /// reads the answers saved before (at the first start), and `saveCache` keeps them durably; `network`, when
+    /// given, says when the machine joins a network.
     public init(
         modems: any ModemLocationService, transport: any HTTPTransport, url: String,
         loadCache: @escaping @BusActor () -> CellAnswerCache, saveCache: @escaping @BusActor (CellAnswerCache) -> Void,
-        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+        network: NetworkChanges?, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
         self.modems = modems
         self.transport = transport
         self.url = url
         self.loadCache = loadCache
         self.saveCache = saveCache
+        self.network = network
         self.clock = clock
         self.timers = timers
         self.logger = logger
         lastLevel = .none
         lastLevel = availableLevel
         modems.observe { [weak self] event in self?.handle(event) }
+        network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
     }
 
     public var availableLevel: AccuracyLevel {
@@ -138,6 +143,7 @@ public final class CellProvider: LocationProvider {
             cacheLoaded = true
         }
         started = true
+        network?.follow()
         modems.setNeeded(.threeGPPCell, by: .cell)
         if combinedLookup != nil, currentAnswer == nil {
             schedule(after: Self.settleDelay)
@@ -207,6 +213,15 @@ public final class CellProvider: LocationProvider {
         }
         guard awaited || isPosition(result) else { return }
         answered(result, for: asked)
+    }
+
+    /// Ends a transient backoff and, while running and online, asks about the current cells at once if they are
+    /// waiting for it.
+    private func networkChanged(isOnline: Bool) {
+        let waiting = !backoff.allowsAttempt(now: clock.monotonicNow)
+        backoff.networkChanged()
+        guard started, isOnline, waiting, backoff.allowsAttempt(now: clock.monotonicNow) else { return }
+        locate()
     }
 
     /// The modems' cells, in a fixed order.
