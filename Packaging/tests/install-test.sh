@@ -140,13 +140,15 @@ echo "$exposure"
 awk '{for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+$/) { exit !($i <= 2.0) }; exit 1}' <<<"$exposure" \
     || fail "systemd-analyze security rates the unit above 2.0: $exposure"
 
-step "the shipped configuration enables gpsd, Wi-Fi and IP positioning, and nothing is sent without a client"
+step "the shipped configuration enables gpsd, Wi-Fi, IP, the modem and the compass, and nothing is sent without a client"
 providers=$(bus get-property $GC $MP io.github.whereabouts1.Manager Providers)
 echo "Providers: $providers"
-for kind in gpsd wifi ip; do grep -q "\"$kind\"" <<<"$providers" || fail "no $kind provider: $providers"; done
+for kind in gpsd wifi ip modem-gnss cell cdma compass; do
+    grep -q "\"$kind\"" <<<"$providers" || fail "no $kind provider: $providers"
+done
 whereabouts status | tee /tmp/status.txt || fail "whereabouts status"
 grep -q '^provider wifi: ' /tmp/status.txt || fail "whereabouts status lists no Wi-Fi provider"
-[ "$(grep -c '^  sent: nothing$' /tmp/status.txt)" = 2 ] || fail "a lookup was sent with no client"
+[ "$(grep -c '^  sent: nothing$' /tmp/status.txt)" = 3 ] || fail "a lookup was sent with no client"
 journalctl -b -u $UNIT --no-pager -o cat | grep 'Wi-Fi positioning: unknown places are looked up at https://api.beacondb.net/v1/geolocate' \
     || fail "no log line saying where Wi-Fi lookups go"
 
