@@ -19,7 +19,7 @@ import WhereaboutsProviders
 /// this service turned them on). `SetGpsRefreshRate` follows ``setGPSRefreshRate(_:)`` on modems whose GNSS
 /// receiver is needed. A `Setup` that fails is not repeated until what is needed changes or the modem's state
 /// does; polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming the rule that grants the service's
-/// user ModemManager's actions.
+/// user ModemManager's action.
 ///
 /// **Bad values.** A property of the wrong type, a `Location` entry that is not what ModemManager sends, or a
 /// malformed reply is logged (the first, then every hundredth) and ignored.
@@ -439,9 +439,8 @@ public final class ModemManagerClient: ModemLocationService {
                 if !location.refused {
                     logger.error(
                         "modems: ModemManager refuses to set up location sources \(target) on \(path): polkit does not "
-                            + "grant this service's user org.freedesktop.ModemManager1.Device.Control and "
-                            + "org.freedesktop.ModemManager1.Location (\(error)); the rule \(Self.polkitRule), which "
-                            + "the package installs, grants them to the user whereabouts")
+                            + "grant this service's user org.freedesktop.ModemManager1.Device.Control (\(error)); the "
+                            + "rule \(Self.polkitRule), which the package installs, grants it to the user whereabouts")
                 }
                 location.refused = true
             } else {

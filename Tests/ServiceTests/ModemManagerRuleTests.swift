@@ -5,9 +5,9 @@ import Testing
 
 /// The package's polkit rule for ModemManager (`polkit/io.github.whereabouts1-modemmanager.rules`) in a real
 /// polkitd, with ModemManager's actions declared as its policy declares them (administrators only from a caller
-/// outside a session): the service's user gets exactly the two actions `Setup`, `SetGpsRefreshRate` and
-/// `GetLocation` check, and nobody else gets anything.
-@Suite("polkit: the rule granting ModemManager's location actions to the service's user", .serialized)
+/// outside a session): the service's user gets exactly the action `Setup` and `SetGpsRefreshRate` check, not the one
+/// `GetLocation` checks (the daemon reads the signalled `Location` property instead), and nobody else gets anything.
+@Suite("polkit: the rule granting ModemManager's Device.Control to the service's user", .serialized)
 struct ModemManagerRuleTests {
     static let deviceControl = "org.freedesktop.ModemManager1.Device.Control"
     static let location = "org.freedesktop.ModemManager1.Location"
@@ -36,7 +36,7 @@ struct ModemManagerRuleTests {
             """
         }.joined(separator: "\n") + "\n</policyconfig>\n"
 
-    @Test func theServiceUserGetsDeviceControlAndLocationAndNothingMore() throws {
+    @Test func theServiceUserGetsDeviceControlAndNothingMore() throws {
         let rule = try String(
             contentsOf: ProjectPaths.root.appendingPathComponent("polkit/io.github.whereabouts1-modemmanager.rules"),
             encoding: .utf8)
@@ -46,13 +46,15 @@ struct ModemManagerRuleTests {
             bus: bus, rules: ["50-io.github.whereabouts1-modemmanager.rules": rule],
             extraPolicies: ["org.freedesktop.ModemManager1.policy": Self.modemManagerPolicy])
         defer { polkit.stop() }
-        for action in [Self.deviceControl, Self.location] {
-            let check = try polkit.pkcheck(action, caller: "whereabouts")
-            #expect(check.answer == .authorised, "whereabouts, \(action): \(check)")
+        let check = try polkit.pkcheck(Self.deviceControl, caller: "whereabouts")
+        #expect(check.answer == .authorised, "whereabouts, \(Self.deviceControl): \(check)")
+        for action in [Self.deviceControl, Self.location, Self.messaging] {
             let other = try polkit.pkcheck(action, caller: "nobody")
             #expect(other.answer == .challenge, "nobody, \(action): \(other)")
         }
-        let messaging = try polkit.pkcheck(Self.messaging, caller: "whereabouts")
-        #expect(messaging.answer == .challenge, "whereabouts, \(Self.messaging): \(messaging)")
+        for action in [Self.location, Self.messaging] {
+            let refused = try polkit.pkcheck(action, caller: "whereabouts")
+            #expect(refused.answer == .challenge, "whereabouts, \(action): \(refused)")
+        }
     }
 }
