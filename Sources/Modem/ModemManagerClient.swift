@@ -16,10 +16,11 @@ import WhereaboutsProviders
 /// **Setting up.** On each enabled modem, `Setup` is called with the sources the consumers need that the modem
 /// offers, together with those something else had enabled, and signalling on: ModemManager then sends
 /// `PropertiesChanged` for `Location`. Sources no consumer needs any longer are released (turned off again, if
-/// this service turned them on). `SetGpsRefreshRate` follows ``setGPSRefreshRate(_:)`` on modems whose GNSS
-/// receiver is needed. A `Setup` that fails is not repeated until what is needed changes or the modem's state
-/// does; polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming the rule that grants the service's
-/// user ModemManager's action.
+/// this service turned them on); once none is needed, signalling goes back off if this service turned it on, so
+/// that the modem stops publishing its location on the bus. `SetGpsRefreshRate` follows ``setGPSRefreshRate(_:)``
+/// on modems whose GNSS receiver is needed. A `Setup` that fails is not repeated until what is needed changes or
+/// the modem's state does; polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming the rule that grants
+/// the service's user ModemManager's action.
 ///
 /// **Bad values.** A property of the wrong type, a `Location` entry that is not what ModemManager sends, or a
 /// malformed reply is logged (the first, then every hundredth) and ignored.
@@ -331,6 +332,7 @@ public final class ModemManagerClient: ModemLocationService {
             case "SignalsLocation":
                 if let flag = value.bool {
                     location.signals = flag
+                    location.turnedSignalsOn = location.turnedSignalsOn && flag
                 } else {
                     badValue("\(path): \(name) is \(value.signature)")
                 }
@@ -403,7 +405,8 @@ public final class ModemManagerClient: ModemLocationService {
         let wanted = needed.intersection(location.capabilities)
         let others = location.enabled.subtracting(location.ours)
         let target = others.union(wanted)
-        let signals = wanted.isEmpty ? location.signals : true
+        let signals = wanted.isEmpty ? location.signals && !location.turnedSignalsOn : true
+        let turnsSignalsOn = signals && (location.turnedSignalsOn || !location.signals)
         guard target != location.enabled || signals != location.signals else {
             pace(path)
             return
@@ -423,13 +426,15 @@ public final class ModemManagerClient: ModemLocationService {
                 result = error
             }
             guard generation == self.generation else { return }
-            self.setUpEnded(path, target: target, others: others, signals: signals, error: result)
+            self.setUpEnded(
+                path, target: target, others: others, signals: signals, turnsSignalsOn: turnsSignalsOn,
+                error: result)
         }
     }
 
     private func setUpEnded(
         _ path: ObjectPath, target: ModemLocationSources, others: ModemLocationSources, signals: Bool,
-        error: DBusError?
+        turnsSignalsOn: Bool, error: DBusError?
     ) {
         guard var location = modems[path]?.location else { return }
         location.setupInFlight = false
@@ -453,6 +458,7 @@ public final class ModemManagerClient: ModemLocationService {
             location.ours = target.subtracting(others)
             location.enabled = target
             location.signals = signals
+            location.turnedSignalsOn = turnsSignalsOn
         }
         modems[path]?.location = location
         announceAvailability()

@@ -59,6 +59,8 @@ struct LocationRecord {
     var signals = false
     /// The sources this service turned on that were off before (and so turns off again when unneeded).
     var ours: ModemLocationSources = []
+    /// This service turned `SignalsLocation` on while it was off (and so turns it off again when nothing is needed).
+    var turnedSignalsOn = false
     /// A `Setup` call is on its way.
     var setupInFlight = false
     /// The last `Setup` that failed, by its sources and signalling: not asked again until what is needed changes.

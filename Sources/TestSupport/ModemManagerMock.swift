@@ -11,7 +11,8 @@ import Glibc
 /// unsupported sources), the Location dictionary as ModemManager builds it, and `PropertiesChanged` for it only
 /// while `SignalsLocation` is on (the script's own documentation has the details). This wrapper drives the
 /// script's control interface with `busctl`: modems added and removed, their state, the network's serving cell,
-/// NMEA from the GPS port, the users polkit authorises, and the `Setup` and `SetGpsRefreshRate` calls received.
+/// NMEA from the GPS port, the users polkit authorises, and the `Setup` and `SetGpsRefreshRate` calls received; it
+/// also reads a modem's Location setup and calls `Setup` as another program.
 ///
 /// The bus must let root own `org.freedesktop.ModemManager1` and callers use it as ModemManager's own policy does:
 /// create it with `PrivateBus(extraPolicy: ModemManagerMock.busPolicy)`.
@@ -230,6 +231,37 @@ public final class ModemManagerMock: @unchecked Sendable {
     /// Makes polkit authorise `action` for exactly `users` (root included only if listed).
     public func authorise(_ action: Action, users: [uid_t]) throws {
         _ = try control("SetAuthorisedUsers", ["sau", action.rawValue, String(users.count)] + users.map(String.init))
+    }
+
+    /// Calls `Setup(sources, signalLocation)` on the modem at `path` as root, as another program on the machine
+    /// would; the call is recorded among ``setupCalls(_:)``.
+    public func setUp(_ path: String, sources: LocationSources, signalLocation: Bool) throws {
+        let result = try WPASupplicantMock.busctl(
+            bus,
+            [
+                "call", "--", Self.busName, path, Self.locationInterface, "Setup", "ub", String(sources.rawValue),
+                String(signalLocation),
+            ])
+        guard result.status == 0 else { throw TestEnvironmentError("Setup on \(path) failed: \(result.output)") }
+    }
+
+    /// The modem's Location interface as a client reads it now: the sources enabled (`Enabled`) and whether it
+    /// publishes its location (`SignalsLocation`).
+    public func locationSetup(_ path: String) throws -> (enabled: LocationSources, signalsLocation: Bool) {
+        let enabled = BusctlWords.split(try locationProperty(path, "Enabled"))
+        let signals = BusctlWords.split(try locationProperty(path, "SignalsLocation"))
+        guard enabled.count == 2, enabled[0] == "u", let bits = UInt32(enabled[1]), signals.count == 2,
+            signals[0] == "b", let flag = Bool(signals[1])
+        else { throw TestEnvironmentError("the Location interface of \(path) reads \(enabled) and \(signals)") }
+        return (LocationSources(rawValue: bits), flag)
+    }
+
+    /// busctl's answer for the Location interface's property `name` of the modem at `path`.
+    private func locationProperty(_ path: String, _ name: String) throws -> String {
+        let result = try WPASupplicantMock.busctl(
+            bus, ["get-property", "--", Self.busName, path, Self.locationInterface, name])
+        guard result.status == 0 else { throw TestEnvironmentError("\(name) of \(path): \(result.output)") }
+        return result.output
     }
 
     /// Every `Setup` call the modem at `path` received, refused ones included, in order.

@@ -6,8 +6,8 @@ import TestSupport
 import Testing
 
 /// The modem's satellite receiver through the ModemManager stand-in, end to end: the daemon follows the modems,
-/// sets up `gps-nmea` only while an exact client runs, paces the receiver by the clients' `TimeThreshold`, and
-/// reports a modem disabled, removed and back.
+/// sets up `gps-nmea` only while an exact client runs and leaves signalling as it found it once none does, paces
+/// the receiver by the clients' `TimeThreshold`, and reports a modem disabled, removed and back.
 @Suite("Modem GNSS through ModemManager, end to end", .serialized)
 @BusActor
 struct ModemGNSSEndToEndTests {
@@ -114,6 +114,63 @@ struct ModemGNSSEndToEndTests {
                 try mm.setupCalls(modem).last.map { !$0.sources.contains(.gpsNMEA) } ?? false
             }
         }
+    }
+
+    @Test func signallingTheDaemonTurnedOnGoesBackOffWithTheLastExactClient() async throws {
+        let rig = try Rig()
+        let mm = rig.modemManager
+        let modem = try await onOwnThread {
+            try mm.addModem(capabilities: [.threeGPPCell, .gpsNMEA], state: .registered)
+        }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+        let before = try await onOwnThread { try mm.locationSetup(modem) }
+        #expect(before.enabled == [.threeGPPCell] && !before.signalsLocation, "\(before)")
+
+        let path = try await exactClient(app)
+        try await onOwnThread {
+            try Wait.until("gps-nmea set up and signalled", timeout: 10) {
+                try mm.locationSetup(modem) == ([.threeGPPCell, .gpsNMEA], true)
+            }
+        }
+        _ = try await app.call(path, client, "Stop")
+        try await onOwnThread {
+            try Wait.until("gps-nmea off and signalling off again", timeout: 10) {
+                try mm.locationSetup(modem) == ([.threeGPPCell], false)
+            }
+        }
+        let last = try #require(try await onOwnThread { try mm.setupCalls(modem) }.last)
+        #expect(last.sources == [.threeGPPCell] && !last.signalLocation && last.error == nil, "\(last)")
+    }
+
+    @Test func signallingSomethingElseTurnedOnStaysOnAfterTheLastExactClient() async throws {
+        let rig = try Rig()
+        let mm = rig.modemManager
+        let modem = try await onOwnThread {
+            let modem = try mm.addModem(capabilities: [.threeGPPCell, .gpsNMEA], state: .registered)
+            try mm.setUp(modem, sources: [.threeGPPCell], signalLocation: true)
+            return modem
+        }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+        let path = try await exactClient(app)
+        try await onOwnThread {
+            try Wait.until("Setup with gps-nmea", timeout: 10) {
+                try mm.setupCalls(modem).contains { $0.sources.contains(.gpsNMEA) && $0.error == nil }
+            }
+        }
+        _ = try await app.call(path, client, "Stop")
+        try await onOwnThread {
+            try Wait.until("Setup without gps-nmea", timeout: 10) {
+                try mm.setupCalls(modem).last.map { !$0.sources.contains(.gpsNMEA) } ?? false
+            }
+        }
+        let after = try await onOwnThread { try mm.locationSetup(modem) }
+        #expect(after.enabled == [.threeGPPCell] && after.signalsLocation, "\(after)")
     }
 
     @Test func theRefreshRateFollowsTheSmallestTimeThresholdOfTheExactClients() async throws {
