@@ -18,9 +18,10 @@ import WhereaboutsProviders
 /// `PropertiesChanged` for `Location`. Sources no consumer needs any longer are released (turned off again, if
 /// this service turned them on); once none is needed, signalling goes back off if this service turned it on, so
 /// that the modem stops publishing its location on the bus. `SetGpsRefreshRate` follows ``setGPSRefreshRate(_:)``
-/// on modems whose GNSS receiver is needed. A `Setup` that fails is not repeated until what is needed changes or
-/// the modem's state does; polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming the rule that grants
-/// the service's user ModemManager's action.
+/// on modems whose GNSS receiver is needed, one call at a time, the rate counting as set once the call succeeded.
+/// A `Setup` or `SetGpsRefreshRate` that fails is not repeated until what is needed changes or the modem's state
+/// does (or, for the rate, the rate wanted); polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming
+/// the rule that grants the service's user ModemManager's action.
 ///
 /// **Bad values.** A property of the wrong type, a `Location` entry that is not what ModemManager sends, or a
 /// malformed reply is logged (the first, then every hundredth) and ignored.
@@ -109,7 +110,7 @@ public final class ModemManagerClient: ModemLocationService {
         guard needs[consumer, default: []] != sources else { return }
         needs[consumer] = sources
         for path in modems.keys {
-            modems[path]?.location?.failedSetup = nil
+            modems[path]?.location?.forgetFailures()
             setUp(path)
         }
     }
@@ -272,7 +273,7 @@ public final class ModemManagerClient: ModemLocationService {
             modems[path] = modem
             if modem.state != before.state {
                 logger.info("modems: \(path) is \(modem.stateName)")
-                modems[path]?.location?.failedSetup = nil
+                modems[path]?.location?.forgetFailures()
                 setUp(path)
             }
             if modem.accessTechnologies != before.accessTechnologies,
@@ -465,23 +466,45 @@ public final class ModemManagerClient: ModemLocationService {
         setUp(path)
     }
 
-    /// Sets the GNSS refresh rate on the modem at `path` if its receiver is needed and the rate is not set yet.
+    /// Sets the GNSS refresh rate on the modem at `path` if its receiver is needed and the rate is not set yet, nor
+    /// being set, nor failed to be set.
     private func pace(_ path: ObjectPath) {
-        guard let owner, let location = modems[path]?.location, !location.refused,
-            !location.enabled.intersection(needed).isDisjoint(with: .gps), location.refreshRate != refreshRate
+        guard let owner, let location = modems[path]?.location, !location.refused, !location.pacingInFlight,
+            !location.enabled.intersection(needed).isDisjoint(with: .gps), location.refreshRate != refreshRate,
+            location.failedRefreshRate != refreshRate
         else { return }
         let rate = refreshRate
-        modems[path]?.location?.refreshRate = rate
+        modems[path]?.location?.pacingInFlight = true
+        let generation = self.generation
         BusActor.task { [weak self] in
             guard let self else { return }
-            do {
+            let result: DBusError?
+            do throws(DBusError) {
                 _ = try await self.connection.call(
                     destination: owner, path: path, interface: Self.locationInterface, member: "SetGpsRefreshRate",
                     arguments: [.uint32(rate)], timeout: Self.callTimeout)
-                self.logger.info("modems: \(path): GNSS refresh rate \(rate) s")
+                result = nil
             } catch {
-                self.logger.warning("modems: cannot set the GNSS refresh rate of \(path) to \(rate) s: \(error)")
+                result = error
             }
+            guard generation == self.generation else { return }
+            self.paceEnded(path, rate: rate, error: result)
         }
+    }
+
+    /// Takes the answer to `SetGpsRefreshRate(rate)`, then paces again in case the rate wanted changed meanwhile.
+    private func paceEnded(_ path: ObjectPath, rate: UInt32, error: DBusError?) {
+        guard var location = modems[path]?.location, location.pacingInFlight else { return }
+        location.pacingInFlight = false
+        if let error {
+            location.failedRefreshRate = rate
+            logger.warning("modems: cannot set the GNSS refresh rate of \(path) to \(rate) s: \(error)")
+        } else {
+            location.refreshRate = rate
+            location.failedRefreshRate = nil
+            logger.info("modems: \(path): GNSS refresh rate \(rate) s")
+        }
+        modems[path]?.location = location
+        pace(path)
     }
 }

@@ -69,6 +69,17 @@ struct LocationRecord {
     var refused = false
     /// The GNSS refresh rate last set, seconds.
     var refreshRate: UInt32?
+    /// A `SetGpsRefreshRate` call is on its way.
+    var pacingInFlight = false
+    /// The rate of the last `SetGpsRefreshRate` that failed: not asked again until what is needed or the modem's
+    /// state changes.
+    var failedRefreshRate: UInt32?
     /// The last value of each `Location` entry read, so that a repeat is not passed on twice.
     var lastValues: [UInt32: DBusValue] = [:]
+
+    /// Forgets the failed `Setup` and `SetGpsRefreshRate`, so that both are tried again.
+    mutating func forgetFailures() {
+        failedSetup = nil
+        failedRefreshRate = nil
+    }
 }

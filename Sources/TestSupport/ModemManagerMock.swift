@@ -11,8 +11,8 @@ import Glibc
 /// unsupported sources), the Location dictionary as ModemManager builds it, and `PropertiesChanged` for it only
 /// while `SignalsLocation` is on (the script's own documentation has the details). This wrapper drives the
 /// script's control interface with `busctl`: modems added and removed, their state, the network's serving cell,
-/// NMEA from the GPS port, the users polkit authorises, and the `Setup` and `SetGpsRefreshRate` calls received; it
-/// also reads a modem's Location setup and calls `Setup` as another program.
+/// NMEA from the GPS port, the users polkit authorises, a call made to fail once, and the `Setup` and
+/// `SetGpsRefreshRate` calls received; it also reads a modem's Location setup and calls `Setup` as another program.
 ///
 /// The bus must let root own `org.freedesktop.ModemManager1` and callers use it as ModemManager's own policy does:
 /// create it with `PrivateBus(extraPolicy: ModemManagerMock.busPolicy)`.
@@ -231,6 +231,12 @@ public final class ModemManagerMock: @unchecked Sendable {
     /// Makes polkit authorise `action` for exactly `users` (root included only if listed).
     public func authorise(_ action: Action, users: [uid_t]) throws {
         _ = try control("SetAuthorisedUsers", ["sau", action.rawValue, String(users.count)] + users.map(String.init))
+    }
+
+    /// Makes the next `method` call (`Setup`, `SetGpsRefreshRate` or `GetLocation`) to the modem at `path` fail
+    /// with ModemManager's `org.freedesktop.ModemManager1.Error.Core.<error>`; later calls are served as usual.
+    public func failNextCall(_ path: String, method: String, error: String = "Failed") throws {
+        _ = try control("FailNextCall", ["oss", path, method, error])
     }
 
     /// Calls `Setup(sources, signalLocation)` on the modem at `path` as root, as another program on the machine

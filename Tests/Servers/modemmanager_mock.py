@@ -58,6 +58,9 @@ for root):
   modem's own properties stay as they were.
 * SetAuthorisedUsers(s action, au uids): the users polkit authorises for a ModemManager action (only root at
   first, for every action).
+* FailNextCall(o, s method, s error): the modem's next call of `method` (Setup, SetGpsRefreshRate or GetLocation)
+  fails with ...Error.Core.<error> (or `error` itself when it is a full name) before anything is checked, and is
+  recorded with that error; the calls after it are served as usual.
 * GetSetupCalls(o) -> a(uubs): each Setup call, refused ones included: caller uid, sources, signal_location, and
   the error name ("" when it succeeded); GetGpsRefreshRateCalls(o) -> a(uus): caller uid, rate, error name;
   GetLocationCalls(o) -> a(us): caller uid, error name.
@@ -238,6 +241,10 @@ INTROSPECTION = '''
     </method>
     <method name="SetAuthorisedUsers">
       <arg name="action" type="s" direction="in"/><arg name="uids" type="au" direction="in"/>
+    </method>
+    <method name="FailNextCall">
+      <arg name="modem" type="o" direction="in"/><arg name="method" type="s" direction="in"/>
+      <arg name="error" type="s" direction="in"/>
     </method>
     <method name="GetSetupCalls">
       <arg name="modem" type="o" direction="in"/><arg name="calls" type="a(uubs)" direction="out"/>
@@ -541,6 +548,7 @@ class Modem:
         self.serving_cell = None
         self.base_station = (None, None)
         self.calls = {'Setup': [], 'SetGpsRefreshRate': [], 'GetLocation': []}
+        self.next_failures = {}
         self.gathered = Gathered()
         self.location = None
         self.location_values = {}
@@ -827,8 +835,12 @@ class Modem:
         return handlers[method](self.service.caller_uid(sender), *parameters.unpack())
 
     def recorded(self, method, uid, arguments, body):
-        '''Runs `body`, recording the call (caller uid, arguments, error name) in the method's log.'''
+        '''Runs `body`, recording the call (caller uid, arguments, error name) in the method's log; a failure
+        FailNextCall asked for is answered instead.'''
         try:
+            failure = self.next_failures.pop(method, None)
+            if failure is not None:
+                raise ModemManagerError(failure, f'{method} failed, as the test asked')
             result = body()
         except ModemManagerError as error:
             self.calls[method].append((uid, *arguments, error.name))
@@ -1025,6 +1037,10 @@ class Service:
                 GLib.Variant('s', args[1]), parameters.get_child_value(2), GLib.Variant('as', []))
             self.connection.emit_signal(
                 None, modem.path, 'org.freedesktop.DBus.Properties', 'PropertiesChanged', arguments)
+        elif method == 'FailNextCall':
+            if args[1] not in modem.calls:
+                raise ModemManagerError('InvalidArgs', f'no method {args[1]} to fail')
+            modem.next_failures[args[1]] = args[2]
         elif method == 'GetSetupCalls':
             return GLib.Variant('(a(uubs))', (modem.calls['Setup'],))
         elif method == 'GetGpsRefreshRateCalls':

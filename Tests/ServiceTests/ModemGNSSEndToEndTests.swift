@@ -7,7 +7,8 @@ import Testing
 
 /// The modem's satellite receiver through the ModemManager stand-in, end to end: the daemon follows the modems,
 /// sets up `gps-nmea` only while an exact client runs and leaves signalling as it found it once none does, paces
-/// the receiver by the clients' `TimeThreshold`, and reports a modem disabled, removed and back.
+/// the receiver by the clients' `TimeThreshold` (a failed pacing made again), and reports a modem disabled,
+/// removed and back.
 @Suite("Modem GNSS through ModemManager, end to end", .serialized)
 @BusActor
 struct ModemGNSSEndToEndTests {
@@ -191,6 +192,33 @@ struct ModemGNSSEndToEndTests {
         // A running client's new threshold counts at once.
         try await first.set(running, client, "TimeThreshold", .uint32(7))
         try await waitForRate(mm, modem, 7)
+    }
+
+    @Test func aRefreshRateThatFailedIsSetAgainWhenTheModemsStateChanges() async throws {
+        let rig = try Rig()
+        let mm = rig.modemManager
+        let modem = try await onOwnThread {
+            let modem = try mm.addModem(capabilities: [.gpsNMEA], state: .registered)
+            try mm.failNextCall(modem, method: "SetGpsRefreshRate")
+            return modem
+        }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+        _ = try await exactClient(app, timeThreshold: 3)
+        try await onOwnThread {
+            try Wait.until("a failed SetGpsRefreshRate(3)", timeout: 10) {
+                try mm.gpsRefreshRateCalls(modem).contains { $0.rate == 3 && $0.error != nil }
+            }
+        }
+        try await onOwnThread { try mm.setState(modem, .connected) }
+        try await onOwnThread {
+            try Wait.until("SetGpsRefreshRate(3) again, answered", timeout: 10) {
+                try mm.gpsRefreshRateCalls(modem).last.map { $0.rate == 3 && $0.error == nil } ?? false
+            }
+        }
+        #expect(try await onOwnThread { try mm.gpsRefreshRateCalls(modem) }.count == 2)
     }
 
     func waitForRate(_ mm: ModemManagerMock, _ modem: String, _ rate: UInt32) async throws {
