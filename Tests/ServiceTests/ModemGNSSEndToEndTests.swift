@@ -8,11 +8,13 @@ import Testing
 /// The modem's satellite receiver through the ModemManager stand-in, end to end: the daemon follows the modems,
 /// sets up `gps-nmea` only while an exact client runs and leaves signalling as it found it once none does, paces
 /// the receiver by the clients' `TimeThreshold` (a failed pacing made again), and reports a modem disabled,
-/// removed and back.
+/// locked, removed and back.
 @Suite("Modem GNSS through ModemManager, end to end", .serialized)
 @BusActor
 struct ModemGNSSEndToEndTests {
     nonisolated static let config = "[modem-gps]\nenable=true\n"
+    /// The modem's receiver and its serving cell both on.
+    nonisolated static let configWithCells = config + "\n[3g]\nenable=true\n"
     let client = GeoClueTestClient.clientInterface
 
     /// A bus with the ModemManager stand-in, and the daemon on it (not yet started).
@@ -21,11 +23,11 @@ struct ModemGNSSEndToEndTests {
         let modemManager: ModemManagerMock
         let harness: DaemonHarness
 
-        init() throws {
+        init(config: String = ModemGNSSEndToEndTests.config) throws {
             bus = try PrivateBus(extraPolicy: ModemManagerMock.busPolicy)
             do {
                 modemManager = try ModemManagerMock(bus: bus)
-                harness = try DaemonHarness(config: ModemGNSSEndToEndTests.config, bus: bus)
+                harness = try DaemonHarness(config: config, bus: bus)
             } catch {
                 bus.stop()
                 throw error
@@ -174,6 +176,45 @@ struct ModemGNSSEndToEndTests {
         #expect(after.enabled == [.threeGPPCell] && after.signalsLocation, "\(after)")
     }
 
+    @Test func cityAndNeighbourhoodClientsNeverSetUpTheReceiver() async throws {
+        let rig = try Rig(config: Self.configWithCells)
+        let mm = rig.modemManager
+        let modem = try await onOwnThread {
+            try mm.addModem(capabilities: [.threeGPPCell, .gpsNMEA], state: .registered)
+        }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let city = try await GeoClueTestClient(bus: rig.bus)
+        defer { city.close() }
+        let neighbourhood = try await GeoClueTestClient(bus: rig.bus)
+        defer { neighbourhood.close() }
+        try await city.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+        _ = try await city.startedClient(level: 4)
+        _ = try await neighbourhood.startedClient(level: 5)
+        // The neighbourhood client has the serving cell signalled; the daemon has taken ModemManager's answer.
+        try await onOwnThread {
+            try Wait.until("Setup of the cell, signalled", timeout: 10) {
+                try mm.setupCalls(modem).contains { $0.sources.contains(.threeGPPCell) && $0.signalLocation }
+            }
+        }
+        try await city.waitForProviderRow("cell", "the cell set up") {
+            $0.running && ($0.details["modem Modem/0"]?.string ?? "").hasPrefix("registered; sources 3gpp-lac-ci")
+        }
+        let row = try await city.providerRow("modem-gnss")
+        #expect(row.available && !row.running, "\(row)")
+        let calls = try await onOwnThread { try mm.setupCalls(modem) }
+        #expect(!calls.contains { $0.sources.contains(.gpsNMEA) }, "\(calls)")
+
+        // Only an exact client sets the receiver up.
+        let exact = try await GeoClueTestClient(bus: rig.bus)
+        defer { exact.close() }
+        _ = try await exactClient(exact)
+        try await onOwnThread {
+            try Wait.until("Setup with gps-nmea", timeout: 10) {
+                try mm.setupCalls(modem).contains { $0.sources.contains(.gpsNMEA) && $0.signalLocation }
+            }
+        }
+    }
+
     @Test func theRefreshRateFollowsTheSmallestTimeThresholdOfTheExactClients() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
@@ -257,6 +298,44 @@ struct ModemGNSSEndToEndTests {
         }
         try await app.waitFor("a fix from the modem back", timeout: .seconds(10)) { !app.locationUpdates.isEmpty }
         #expect(rig.harness.daemon?.isRunning == true)
+    }
+
+    @Test func aModemLockedIsReportedAndServedAgainOnceUnlocked() async throws {
+        let rig = try Rig()
+        let mm = rig.modemManager
+        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+        _ = try await exactClient(app)
+        try await onOwnThread {
+            try Wait.until("Setup with gps-nmea", timeout: 10) {
+                try mm.setupCalls(modem).contains { $0.sources.contains(.gpsNMEA) && $0.error == nil }
+            }
+        }
+
+        try await onOwnThread { try mm.setState(modem, .locked) }
+        try await app.waitFor("AvailabilityChanged modem-locked") {
+            app.availabilityChanges.contains { !$0.available && $0.reason == "modem-locked" }
+        }
+        try await app.waitForProviderRow("modem-gnss", "the modem locked") {
+            !$0.available && $0.details["reason"] == .string("modem-locked")
+        }
+
+        try await onOwnThread { try mm.setState(modem, .registered) }
+        try await app.waitFor("AvailabilityChanged available once unlocked") {
+            app.availabilityChanges.drop { $0.reason != "modem-locked" }.contains { $0.available }
+        }
+        try await app.waitForProviderRow("modem-gnss", "the modem unlocked") { $0.available && $0.running }
+        // The Location interface is new: the receiver is set up on it again, and its fixes served.
+        try await onOwnThread {
+            try Wait.until("Setup of the unlocked modem", timeout: 10) {
+                try mm.locationSetup(modem) == ([.gpsNMEA], true)
+            }
+            try mm.pushNMEA(modem, Self.sentences(Self.epochs(1)[0]))
+        }
+        try await app.waitFor("a fix from the unlocked modem", timeout: .seconds(10)) { !app.locationUpdates.isEmpty }
     }
 
     @Test func modemManagerLeavingAndComingBackIsFollowed() async throws {
