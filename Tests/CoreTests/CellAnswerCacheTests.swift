@@ -300,14 +300,14 @@ struct CellAnswerCacheFileTests {
     @Test func everyBadLineIsRefusedWithItsNumber() {
         let header = "whereabouts-cell-cache 1\n"
         let good = "1700000000000000 48.1 11.5 1200 lte:262:1:4660:26383617\n"
-        let cases: [(String, CellAnswerCacheFormatError.Problem)] = [
+        let cases: [(String, CacheLineProblem<CellAnswerCacheEntryProblem>)] = [
             ("\n", .emptyLine),
             ("1700000000000000 48.1 11.5\n", .fieldCount(3)),
-            ("1700000000000000 48.1 11.5 1200\n", .cellCount(0)),
+            ("1700000000000000 48.1 11.5 1200\n", .entry(.cellCount(0))),
             (
                 "1700000000000000 48.1 11.5 1200 "
                     + (1...9).map { "lte:262:1:4660:\($0)" }.joined(separator: " ") + "\n",
-                .cellCount(9)
+                .entry(.cellCount(9))
             ),
             ("-1700000000000000 48.1 11.5 1200 lte:262:1:4660:1\n", .invalidTime("-1700000000000000")),
             ("+17 48.1 11.5 1200 lte:262:1:4660:1\n", .invalidTime("+17")),
@@ -323,46 +323,46 @@ struct CellAnswerCacheFileTests {
             ("1700000000000000 48.1 11.5 -3 lte:262:1:4660:1\n", .invalidAccuracy("-3")),
             ("1700000000000000 48.1 11.5 5e5.1 lte:262:1:4660:1\n", .invalidAccuracy("5e5.1")),
             ("1700000000000000 48.1 11.5 500001 lte:262:1:4660:1\n", .invalidAccuracy("500001")),
-            ("1700000000000000 48.1 11.5 1200 umts:262:1:4660:1\n", .invalidCell("umts:262:1:4660:1")),
-            ("1700000000000000 48.1 11.5 1200 LTE:262:1:4660:1\n", .invalidCell("LTE:262:1:4660:1")),
-            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660\n", .invalidCell("lte:262:1:4660")),
-            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660:1:2\n", .invalidCell("lte:262:1:4660:1:2")),
-            ("1700000000000000 48.1 11.5 1200 lte:262:1:0x1234:1\n", .invalidCell("lte:262:1:0x1234:1")),
-            ("1700000000000000 48.1 11.5 1200 lte:262:-1:4660:1\n", .invalidCell("lte:262:-1:4660:1")),
-            ("1700000000000000 48.1 11.5 1200 lte:262:+1:4660:1\n", .invalidCell("lte:262:+1:4660:1")),
-            ("1700000000000000 48.1 11.5 1200 lte:262::4660:1\n", .invalidCell("lte:262::4660:1")),
+            ("1700000000000000 48.1 11.5 1200 umts:262:1:4660:1\n", .entry(.invalidCell("umts:262:1:4660:1"))),
+            ("1700000000000000 48.1 11.5 1200 LTE:262:1:4660:1\n", .entry(.invalidCell("LTE:262:1:4660:1"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660\n", .entry(.invalidCell("lte:262:1:4660"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660:1:2\n", .entry(.invalidCell("lte:262:1:4660:1:2"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262:1:0x1234:1\n", .entry(.invalidCell("lte:262:1:0x1234:1"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262:-1:4660:1\n", .entry(.invalidCell("lte:262:-1:4660:1"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262:+1:4660:1\n", .entry(.invalidCell("lte:262:+1:4660:1"))),
+            ("1700000000000000 48.1 11.5 1200 lte:262::4660:1\n", .entry(.invalidCell("lte:262::4660:1"))),
             (
                 "1700000000000000 48.1 11.5 1200 lte:262:1:4660:99999999999999999999\n",
-                .invalidCell("lte:262:1:4660:99999999999999999999")
+                .entry(.invalidCell("lte:262:1:4660:99999999999999999999"))
             ),
-            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660:1  lte:262:1:4660:2\n", .invalidCell("")),
+            ("1700000000000000 48.1 11.5 1200 lte:262:1:4660:1  lte:262:1:4660:2\n", .entry(.invalidCell(""))),
             (
                 "1700000000000000 48.1 11.5 1200 lte:901:1:4660:1\n",
-                .refusedCell("lte:901:1:4660:1", .countryCodeNotGeographic(901))
+                .entry(.refusedCell("lte:901:1:4660:1", .countryCodeNotGeographic(901)))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 lte:262:1000:4660:1\n",
-                .refusedCell("lte:262:1000:4660:1", .malformedNetworkCode("1000"))
+                .entry(.refusedCell("lte:262:1000:4660:1", .malformedNetworkCode("1000")))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 lte:262:1:65535:1\n",
-                .refusedCell("lte:262:1:65535:1", .unknownPlaceholder(.trackingAreaCode, 65535))
+                .entry(.refusedCell("lte:262:1:65535:1", .unknownPlaceholder(.trackingAreaCode, 65535)))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 gsm:262:1:4660:65536\n",
-                .refusedCell("gsm:262:1:4660:65536", .outOfRange(.cellID, 65536, .gsm))
+                .entry(.refusedCell("gsm:262:1:4660:65536", .outOfRange(.cellID, 65536, .gsm)))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 wcdma:262:1:4660:0\n",
-                .refusedCell("wcdma:262:1:4660:0", .unknownPlaceholder(.cellID, 0))
+                .entry(.refusedCell("wcdma:262:1:4660:0", .unknownPlaceholder(.cellID, 0)))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 lte:262:1:4660:1 gsm:262:1:4660:1 lte:262:01:4660:1\n",
-                .duplicateCell("lte:262:01:4660:1")
+                .entry(.duplicateCell("lte:262:01:4660:1"))
             ),
             (
                 "1700000000000000 48.1 11.5 1200 lte:262:1:4660:1\r\n",
-                .invalidCell("lte:262:1:4660:1\r")
+                .entry(.invalidCell("lte:262:1:4660:1\r"))
             ),
         ]
         for (line, problem) in cases {
@@ -397,13 +397,14 @@ struct CellAnswerCacheFileTests {
     @Test func errorsSayWhere() {
         let error = CellAnswerCacheFormatError(line: 7, problem: .invalidLatitude("91"))
         #expect(error.description == "line 7: latitude '91' is not a number in -90...90")
-        let long = CellAnswerCacheFormatError(line: 2, problem: .invalidCell(String(repeating: "x", count: 100)))
+        let long = CellAnswerCacheFormatError(
+            line: 2, problem: .entry(.invalidCell(String(repeating: "x", count: 100))))
         #expect(
             long.description
                 == "line 2: cell '\(String(repeating: "x", count: 40))…' is not RADIO:MCC:MNC:AREA:CELLID "
                 + "(gsm, wcdma, lte or nr, decimal numbers)")
         let refused = CellAnswerCacheFormatError(
-            line: 3, problem: .refusedCell("lte:901:1:4660:1", .countryCodeNotGeographic(901)))
+            line: 3, problem: .entry(.refusedCell("lte:901:1:4660:1", .countryCodeNotGeographic(901))))
         #expect(
             refused.description
                 == "line 3: cell 'lte:901:1:4660:1' cannot be looked up: mobile country code 901 is not a country's "

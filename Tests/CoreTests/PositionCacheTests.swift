@@ -382,19 +382,19 @@ struct PositionCacheFileTests {
     @Test func everyBadLineIsRefusedWithItsNumber() {
         let header = "whereabouts-position-cache 1\n"
         let good = "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n"
-        let cases: [(String, PositionCacheFormatError.Problem)] = [
-            ("network 1700000000000000 48.1 11.5 35\n", .accessPointCount(0)),
-            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45\n", .accessPointCount(1)),
+        let cases: [(String, CacheLineProblem<PositionCacheEntryProblem>)] = [
+            ("network 1700000000000000 48.1 11.5 35\n", .entry(.accessPointCount(0))),
+            ("network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45\n", .entry(.accessPointCount(1))),
             (
                 "network 1700000000000000 48.1 11.5 35 "
                     + (1...33).map { "\(WiFiFixtures.bssid($0))=-50" }.joined(separator: " ") + "\n",
-                .accessPointCount(33)
+                .entry(.accessPointCount(33))
             ),
             ("network 1700000000000000 48.1 11.5\n", .fieldCount(4)),
             ("\n", .emptyLine),
             (
                 "satellite 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
-                .unknownOrigin("satellite")
+                .entry(.unknownOrigin("satellite"))
             ),
             (
                 "network -1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
@@ -447,43 +447,43 @@ struct PositionCacheFileTests {
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1A:2B:00:00:01=-45 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1A:2B:00:00:01=-45")
+                .entry(.invalidAccessPoint("00:1A:2B:00:00:01=-45"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00-1a-2b-00-00-01=-45 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00-1a-2b-00-00-01=-45")
+                .entry(.invalidAccessPoint("00-1a-2b-00-00-01=-45"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:0g=-45 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1a:2b:00:00:0g=-45")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:0g=-45"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-101 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1a:2b:00:00:01=-101")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:01=-101"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=0 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1a:2b:00:00:01=0")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:01=0"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1a:2b:00:00:01")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:01"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45=-4 00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("00:1a:2b:00:00:01=-45=-4")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:01=-45=-4"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45  00:1a:2b:00:00:02=-50\n",
-                .invalidAccessPoint("")
+                .entry(.invalidAccessPoint(""))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:01=-50\n",
-                .duplicateAccessPoint("00:1a:2b:00:00:01")
+                .entry(.duplicateAccessPoint("00:1a:2b:00:00:01"))
             ),
             (
                 "network 1700000000000000 48.1 11.5 35 00:1a:2b:00:00:01=-45 00:1a:2b:00:00:02=-50\r\n",
-                .invalidAccessPoint("00:1a:2b:00:00:02=-50\r")
+                .entry(.invalidAccessPoint("00:1a:2b:00:00:02=-50\r"))
             ),
         ]
         for (line, problem) in cases {
@@ -514,7 +514,8 @@ struct PositionCacheFileTests {
     @Test func errorsSayWhere() {
         let error = PositionCacheFormatError(line: 7, problem: .invalidLatitude("91"))
         #expect(error.description == "line 7: latitude '91' is not a number in -90...90")
-        let long = PositionCacheFormatError(line: 2, problem: .unknownOrigin(String(repeating: "x", count: 100)))
+        let long = PositionCacheFormatError(
+            line: 2, problem: .entry(.unknownOrigin(String(repeating: "x", count: 100))))
         #expect(
             long.description
                 == "line 2: origin '\(String(repeating: "x", count: 40))…' is neither 'network' nor 'learned'")

@@ -83,20 +83,7 @@ private func checkRoundTrip(_ cache: CellAnswerCache) {
 }
 
 private func checkSame(_ read: [CellAnswerCache.Entry], _ expected: [CellAnswerCache.Entry]) {
-    precondition(read.count == expected.count, "\(read.count) entries instead of \(expected.count)")
-    for (entry, other) in zip(read, expected) {
-        precondition(entry.stored == other.stored, "time differs")
-        precondition(
-            entry.latitude.bitPattern == other.latitude.bitPattern,
-            "latitude \(entry.latitude) != \(other.latitude)")
-        precondition(
-            entry.longitude.bitPattern == other.longitude.bitPattern,
-            "longitude \(entry.longitude) != \(other.longitude)")
-        precondition(
-            entry.accuracy.bitPattern == other.accuracy.bitPattern,
-            "accuracy \(entry.accuracy) != \(other.accuracy)")
-        precondition(entry.cells == other.cells, "cells differ")
-    }
+    checkSameEntries(read, expected) { entry, other in precondition(entry.cells == other.cells, "cells differ") }
 }
 
 #if !FUZZING

@@ -93,18 +93,8 @@ private func checkRoundTrip(_ cache: PositionCache) {
 }
 
 private func checkSame(_ read: [PositionCache.Entry], _ expected: [PositionCache.Entry]) {
-    precondition(read.count == expected.count, "\(read.count) entries instead of \(expected.count)")
-    for (entry, other) in zip(read, expected) {
-        precondition(entry.origin == other.origin && entry.stored == other.stored, "origin or time differs")
-        precondition(
-            entry.latitude.bitPattern == other.latitude.bitPattern,
-            "latitude \(entry.latitude) != \(other.latitude)")
-        precondition(
-            entry.longitude.bitPattern == other.longitude.bitPattern,
-            "longitude \(entry.longitude) != \(other.longitude)")
-        precondition(
-            entry.accuracy.bitPattern == other.accuracy.bitPattern,
-            "accuracy \(entry.accuracy) != \(other.accuracy)")
+    checkSameEntries(read, expected) { entry, other in
+        precondition(entry.origin == other.origin, "origin differs")
         precondition(entry.accessPoints == other.accessPoints, "access points differ")
     }
 }
