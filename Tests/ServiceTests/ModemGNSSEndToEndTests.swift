@@ -69,6 +69,23 @@ struct ModemGNSSEndToEndTests {
         return path
     }
 
+    /// One registered modem with a GPS, the daemon started, and an app whose exact client is started once the
+    /// daemon has seen the modem: the modem's path and the app (which the test closes).
+    func exactClientOnARegisteredModem(_ rig: Rig) async throws -> (modem: String, app: GeoClueTestClient) {
+        let mm = rig.modemManager
+        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        do {
+            try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
+            _ = try await exactClient(app)
+        } catch {
+            app.close()
+            throw error
+        }
+        return (modem, app)
+    }
+
     @Test func anExactClientGetsTheModemsFixesWithTheirPositionSpeedAndCourse() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
@@ -273,12 +290,8 @@ struct ModemGNSSEndToEndTests {
     @Test func aModemDisabledRemovedAndBackIsReportedAndServedAgain() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
-        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
-        try await onOwnThread { try rig.harness.startDaemon() }
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let (modem, app) = try await exactClientOnARegisteredModem(rig)
         defer { app.close() }
-        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
-        _ = try await exactClient(app)
 
         try await onOwnThread { try mm.setState(modem, .disabled) }
         try await app.waitFor("AvailabilityChanged modem-disabled") {
@@ -303,12 +316,8 @@ struct ModemGNSSEndToEndTests {
     @Test func aModemLockedIsReportedAndServedAgainOnceUnlocked() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
-        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
-        try await onOwnThread { try rig.harness.startDaemon() }
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let (modem, app) = try await exactClientOnARegisteredModem(rig)
         defer { app.close() }
-        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
-        _ = try await exactClient(app)
         try await onOwnThread {
             try Wait.until("Setup with gps-nmea", timeout: 10) {
                 try mm.setupCalls(modem).contains { $0.sources.contains(.gpsNMEA) && $0.error == nil }
@@ -394,12 +403,8 @@ struct ModemGNSSEndToEndTests {
     @Test func malformedSentencesFromTheModemAreLoggedAndIgnored() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
-        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
-        try await onOwnThread { try rig.harness.startDaemon() }
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let (modem, app) = try await exactClientOnARegisteredModem(rig)
         defer { app.close() }
-        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
-        _ = try await exactClient(app)
         try await onOwnThread {
             try Wait.until("Setup with gps-nmea", timeout: 10) { try !mm.setupCalls(modem).isEmpty }
         }
@@ -439,12 +444,8 @@ struct ModemGNSSEndToEndTests {
     @Test func valuesOfTheWrongTypeAreLoggedAndIgnored() async throws {
         let rig = try Rig()
         let mm = rig.modemManager
-        let modem = try await onOwnThread { try mm.addModem(capabilities: [.gpsNMEA], state: .registered) }
-        try await onOwnThread { try rig.harness.startDaemon() }
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let (modem, app) = try await exactClientOnARegisteredModem(rig)
         defer { app.close() }
-        try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
-        _ = try await exactClient(app)
         try await onOwnThread {
             try Wait.until("Setup with gps-nmea", timeout: 10) { try !mm.setupCalls(modem).isEmpty }
             try mm.emitRawPropertiesChanged(
