@@ -166,7 +166,9 @@ public final class ModemManagerClient: ModemLocationService {
         guard new != owner else { return }
         if owner != nil { logger.notice("modems: ModemManager left the bus; no modem until it is back") }
         owner = new
+        let left = modems
         modems = [:]
+        for (path, modem) in left { emitGone(modem.location.map { Array($0.lastValues.keys) } ?? [], at: path) }
         announceAvailability()
         guard let new else { return }
         let generation = self.generation
@@ -252,12 +254,22 @@ public final class ModemManagerClient: ModemLocationService {
 
     private func removed(_ path: ObjectPath, _ names: [String]) {
         guard modems[path] != nil else { return }
+        let reported = modems[path]?.location.map { Array($0.lastValues.keys) } ?? []
         if names.contains(Self.modemInterface) {
             modems[path] = nil
             logger.info("modems: \(path) is gone")
+            emitGone(reported, at: path)
         } else if names.contains(Self.locationInterface) {
             modems[path]?.location = nil
+            emitGone(reported, at: path)
         }
+    }
+
+    /// Tells the observers that what the modem at `path` reported for the sources `keys` no longer holds.
+    private func emitGone(_ keys: [UInt32], at path: ObjectPath) {
+        let sources = keys.reduce(into: ModemLocationSources()) { $0.insert(ModemLocationSources(rawValue: $1)) }
+        guard !sources.isEmpty else { return }
+        emit(.locationGone(sources, modem: path.rawValue))
     }
 
     private func propertiesChanged(_ message: Message) {
@@ -289,6 +301,7 @@ public final class ModemManagerClient: ModemLocationService {
             modems[path] = modem
             passOn(
                 location.lastValues, from: path, changed: changedKeys.filter { before[$0] != location.lastValues[$0] })
+            emitGone(before.keys.filter { location.lastValues[$0] == nil }, at: path)
             setUp(path)
         default:
             return

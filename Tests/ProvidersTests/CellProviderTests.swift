@@ -273,6 +273,24 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
         #expect(fixes.fixes.count == 1 && provider.availableLevel == .neighborhood)
     }
 
+    @Test func aCellNoLongerFollowedIsNeitherServedNorSent() async throws {
+        let (provider, fixes) = provider()
+        service.willAnswer(position)
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        provider.start()
+        try await settle(requests: 1)
+        provider.stop()
+        modems.send(.locationGone(.threeGPPCell, modem: "/m/0"))
+        provider.start()
+        try await settle(requests: 1)
+        #expect(fixes.fixes.count == 1, "the answer of a cell no longer followed was served again")
+        #expect(provider.cellsToCarry.isEmpty && provider.details["cell /m/0"] == nil)
+        modems.send(.locationGone(.gpsNMEA, modem: "/m/0"))
+        modems.send(.location(.servingCell(Self.lte, .lte, modem: "/m/0")))
+        clock.advance(by: CellProvider.settleDelay)
+        #expect(fixes.fixes.count == 2, "the cell reported again is served from its answer")
+    }
+
     @Test func aReportWithNoCellIsLoggedOnceAndNeverSent() async throws {
         let logs = LogLines()
         let (provider, _) = provider(logger: logs)

@@ -174,6 +174,40 @@ struct CellEndToEndTests {
         #expect(try await onOwnThread { try rig.queriedTowers() }.count == 1, "the known cell was asked again")
     }
 
+    /// Once no client runs, the daemon turns the signalling it turned on back off and ModemManager empties the
+    /// modem's `Location`: a cell changed meanwhile is the one served at the next start, never the answer of the
+    /// cell the phone has left.
+    @Test func aCellLeftWhileNoClientRanIsNotServedAtTheNextStart() async throws {
+        let rig = try await onOwnThread { try Rig() }
+        let mm = rig.modemManager
+        let modem = try await onOwnThread {
+            let modem = try mm.addModem(capabilities: [.threeGPPCell], state: .registered, accessTechnologies: .lte)
+            try mm.setServingCell(modem, operatorCode: "26201", lac: 0, tac: 0x5A1F, cellID: 0x8A1_B2C3)
+            try rig.harness.startDaemon()
+            return modem
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen") { $0.available }
+        let client = try await app.startedClient(level: 8)
+        try await app.waitFor("the first cell's fix", timeout: .seconds(15)) { !app.locationUpdates.isEmpty }
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
+        try await onOwnThread {
+            try Wait.until("signalling off again", timeout: 10) { try !mm.locationSetup(modem).signalsLocation }
+            try mm.setServingCell(modem, operatorCode: "26201", lac: 0, tac: 0x5A20, cellID: 0x8A1_B2C4)
+            try rig.server.setLocation(latitude: 48.2, longitude: 11.6, accuracy: 1500)
+        }
+        let updates = app.locationUpdates.count
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
+        try await app.waitFor("a fix after the new start", timeout: .seconds(15)) {
+            app.locationUpdates.count > updates
+        }
+        let fix = try #require(try await app.latestLocation())
+        #expect(fix["Latitude"]?.double == 48.2 && fix["Accuracy"]?.double == 1500, "the cell left was served: \(fix)")
+        let towers = try await onOwnThread { try rig.queriedTowers() }
+        #expect(towers.map { $0["cellId"] } == ["\(0x8A1_B2C3)", "\(0x8A1_B2C4)"], "\(towers)")
+    }
+
     @Test func cdmaServesTheBaseStationsPositionAtOneKilometre() async throws {
         let rig = try await onOwnThread { try Rig(extra: "[cdma]\nenable=true\n") }
         let mm = rig.modemManager

@@ -75,7 +75,9 @@ public final class CDMAProvider: LocationProvider {
                     logger.info("CDMA: \(modem): \(error); ignored")
                 }
             }
-        case .location:
+        case .locationGone(let sources, let modem) where sources.contains(.cdmaBaseStation):
+            stations[modem] = nil
+        case .location, .locationGone:
             return
         }
     }

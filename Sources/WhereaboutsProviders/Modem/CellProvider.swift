@@ -266,7 +266,15 @@ public final class CellProvider: LocationProvider {
                 announceIfChanged()
                 if started { schedule(after: Self.settleDelay) }
             }
-        case .location:
+        case .locationGone(let sources, let modem) where sources.contains(.threeGPPCell):
+            let before = currentCells
+            cells[modem] = nil
+            rejected[modem] = nil
+            if currentCells != before {
+                announceIfChanged()
+                if started { schedule(after: Self.settleDelay) }
+            }
+        case .location, .locationGone:
             return
         }
     }

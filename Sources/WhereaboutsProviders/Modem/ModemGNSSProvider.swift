@@ -74,7 +74,7 @@ public final class ModemGNSSProvider: LocationProvider {
             onAvailabilityChanged?()
         case .location(.nmea(let text, let modem)):
             read(text, from: modem)
-        case .location:
+        case .location, .locationGone:
             return
         }
     }

@@ -28,6 +28,10 @@ public enum ModemLocationEvent: Sendable, Equatable {
     case availabilityChanged
     /// A modem reported a location.
     case location(ModemLocationUpdate)
+    /// What the modem at the object path `modem` last reported for `sources` no longer holds: ModemManager emptied
+    /// those entries of its `Location` (signalling or the source was turned off, so it is followed no more), the
+    /// modem or its location interface went, or ModemManager left.
+    case locationGone(ModemLocationSources, modem: String)
 }
 
 /// The modems' location, as the modem providers use it: ModemManager's (``ModemManagerClient`` in the daemon), or a
