@@ -427,22 +427,32 @@ public final class ModemManagerClient: ModemLocationService {
         }
         if let failed = location.failedSetup, failed.sources == target, failed.signals == signals { return }
         modems[path]?.location?.setupInFlight = true
+        callLocation("Setup", [.uint32(target.rawValue), .boolean(signals)], at: path, of: owner) { client, error in
+            client.setUpEnded(
+                path, target: target, others: others, signals: signals, turnsSignalsOn: turnsSignalsOn, error: error)
+        }
+    }
+
+    /// Calls `member` of the `Modem.Location` interface of the modem at `path` on ModemManager (`owner`), then
+    /// hands its error (nil: it succeeded) to `ended`, unless ModemManager left or came back meanwhile.
+    private func callLocation(
+        _ member: String, _ arguments: [DBusValue], at path: ObjectPath, of owner: String,
+        then ended: @escaping @BusActor (ModemManagerClient, DBusError?) -> Void
+    ) {
         let generation = self.generation
         BusActor.task { [weak self] in
             guard let self else { return }
             let result: DBusError?
             do throws(DBusError) {
                 _ = try await self.connection.call(
-                    destination: owner, path: path, interface: Self.locationInterface, member: "Setup",
-                    arguments: [.uint32(target.rawValue), .boolean(signals)], timeout: Self.callTimeout)
+                    destination: owner, path: path, interface: Self.locationInterface, member: member,
+                    arguments: arguments, timeout: Self.callTimeout)
                 result = nil
             } catch {
                 result = error
             }
             guard generation == self.generation else { return }
-            self.setUpEnded(
-                path, target: target, others: others, signals: signals, turnsSignalsOn: turnsSignalsOn,
-                error: result)
+            ended(self, result)
         }
     }
 
@@ -488,20 +498,8 @@ public final class ModemManagerClient: ModemLocationService {
         else { return }
         let rate = refreshRate
         modems[path]?.location?.pacingInFlight = true
-        let generation = self.generation
-        BusActor.task { [weak self] in
-            guard let self else { return }
-            let result: DBusError?
-            do throws(DBusError) {
-                _ = try await self.connection.call(
-                    destination: owner, path: path, interface: Self.locationInterface, member: "SetGpsRefreshRate",
-                    arguments: [.uint32(rate)], timeout: Self.callTimeout)
-                result = nil
-            } catch {
-                result = error
-            }
-            guard generation == self.generation else { return }
-            self.paceEnded(path, rate: rate, error: result)
+        callLocation("SetGpsRefreshRate", [.uint32(rate)], at: path, of: owner) { client, error in
+            client.paceEnded(path, rate: rate, error: error)
         }
     }
 

@@ -57,22 +57,13 @@ enum ModemBench {
     /// registered, as GeoClue needs before it answers `GetClient`.
     @BusActor
     static func measureGeoClue(_ options: Options) async throws -> Latencies {
-        let bus = try PrivateBus(extraPolicy: ModemManagerMock.busPolicy)
-        defer { bus.stop() }
-        let modemManager = try ModemManagerMock(bus: bus)
-        defer { modemManager.stop() }
-        let modem = try modemManager.addModem(capabilities: [.gpsNMEA], state: .registered)
-        let geoClue = try GeoClueHarness(
-            config: GeoClueHarness.configuration(apps: [app: true], source: .modemGPS), bus: bus)
-        try geoClue.start()
-        defer { geoClue.stop() }
-        let agent = try await GeoClueTestAgent.registered(on: bus, as: GeoClueHarness.agentId)
-        defer { agent.close() }
-        let latencies = try await measure(on: bus, modemManager, modem, asUser: nil, options)
+        let rig = try await GeoClueModemRig(app: app)
+        defer { rig.stop() }
+        let latencies = try await measure(on: rig.bus, rig.modemManager, rig.modem, asUser: nil, options)
         if latencies.milliseconds.isEmpty {
-            let setups = try modemManager.setupCalls(modem)
+            let setups = try rig.modemManager.setupCalls(rig.modem)
             throw TestEnvironmentError(
-                "GeoClue sent no LocationUpdated; Setup calls at the stand-in: \(setups)\n\(geoClue.log)")
+                "GeoClue sent no LocationUpdated; Setup calls at the stand-in: \(setups)\n\(rig.geoClue.log)")
         }
         return latencies
     }

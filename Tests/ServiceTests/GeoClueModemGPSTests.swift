@@ -13,18 +13,10 @@ struct GeoClueModemGPSTests {
     static let app = "whereabouts-test"
 
     @Test func geoClueSetsUpTheModemAndReportsItsNMEAFix() async throws {
-        let bus = try PrivateBus(extraPolicy: ModemManagerMock.busPolicy)
-        defer { bus.stop() }
-        let modemManager = try ModemManagerMock(bus: bus)
-        defer { modemManager.stop() }
-        let modem = try modemManager.addModem(capabilities: [.gpsNMEA], state: .registered)
-        let geoClue = try GeoClueHarness(
-            config: GeoClueHarness.configuration(apps: [Self.app: true], source: .modemGPS), bus: bus)
-        try geoClue.start()
-        defer { geoClue.stop() }
-        let agent = try await GeoClueTestAgent.registered(on: bus, as: GeoClueHarness.agentId)
-        defer { agent.close() }
-        let client = try await GeoClueTestClient(bus: bus)
+        let rig = try await GeoClueModemRig(app: Self.app)
+        defer { rig.stop() }
+        let (modemManager, modem, geoClue) = (rig.modemManager, rig.modem, rig.geoClue)
+        let client = try await GeoClueTestClient(bus: rig.bus)
         defer { client.close() }
         _ = try await client.startedClient(desktopId: Self.app, level: 8)
         try await eventually("GeoClue to set up the modem's NMEA source", timeout: .seconds(20)) {

@@ -83,7 +83,7 @@ public final class CellProvider: LocationProvider {
     private var record = LookupRecord()
     /// How many answers to Wi-Fi lookups that carried the cells came back.
     private var carriedQueries: UInt32 = 0
-    private var problem: ServiceProblem?
+    private var health: ServiceHealth
     /// The cells of its own query in flight.
     private var inFlight: [ServingCell]?
     /// The cells a Wi-Fi lookup carries, or said it would, and since when.
@@ -106,6 +106,7 @@ public final class CellProvider: LocationProvider {
         self.modems = modems
         self.transport = transport
         self.url = url
+        health = ServiceHealth(label: "cells", url: url, whileFailing: "")
         self.loadCache = loadCache
         self.saveCache = saveCache
         self.network = network
@@ -120,12 +121,12 @@ public final class CellProvider: LocationProvider {
 
     public var availableLevel: AccuracyLevel {
         guard modems.unavailability(of: .threeGPPCell) == nil else { return .none }
-        return problem == nil || currentAnswer != nil ? .neighborhood : .none
+        return health.problem == nil || currentAnswer != nil ? .neighborhood : .none
     }
 
     public var unavailabilityReason: String? {
         guard availableLevel == .none else { return nil }
-        return modems.unavailability(of: .threeGPPCell) ?? problem?.rawValue
+        return modems.unavailability(of: .threeGPPCell) ?? health.problem?.rawValue
     }
 
     public var details: [String: ProviderDetail] {
@@ -173,7 +174,7 @@ public final class CellProvider: LocationProvider {
     public var cellsToCarry: [ServingCell] {
         let current = currentCells
         guard started, !current.isEmpty, currentAnswer == nil, inFlight != current, !isKnownUnknown(current),
-            problem != .refused
+            health.problem != .refused
         else { return [] }
         return current
     }
@@ -202,17 +203,16 @@ public final class CellProvider: LocationProvider {
             timers.cancelTimer(timer)
             self.timer = nil
         }
-        if case .success(let response) = result,
-            case .position(_, _, let accuracy) = IchnaeaOutcome.interpret(response, kind: .cells),
-            accuracy < IchnaeaOutcome.smallestCellAccuracy
-        {
+        let answer = result.map { IchnaeaOutcome.interpret($0, kind: .cells) }
+        if case .success(.position(_, _, let accuracy)) = answer, accuracy < IchnaeaOutcome.smallestCellAccuracy {
             record.ended(at: clock.wallNow, "access-points-placed", source: "network")
             if placedWithoutCells?.cells != asked { placedWithoutCells = (asked, clock.monotonicNow) }
             if awaited { locate() }
             return
         }
-        guard awaited || isPosition(result) else { return }
-        answered(result, for: asked)
+        let isPosition = if case .success(.position) = answer { true } else { false }
+        guard awaited || isPosition else { return }
+        answered(answer, for: asked)
     }
 
     /// Ends a transient backoff and, while running and online, asks about the current cells at once if they are
@@ -238,12 +238,6 @@ public final class CellProvider: LocationProvider {
     private func isKnownUnknown(_ cells: [ServingCell]) -> Bool {
         guard let since = unknownCells[cells] else { return false }
         return clock.monotonicNow - since < Self.notFoundLifetime
-    }
-
-    private func isPosition(_ result: Result<HTTPResponse, HTTPFailure>) -> Bool {
-        guard case .success(let response) = result, case .position = IchnaeaOutcome.interpret(response, kind: .cells)
-        else { return false }
-        return true
     }
 
     private func handle(_ event: ModemLocationEvent) {
@@ -336,11 +330,12 @@ public final class CellProvider: LocationProvider {
             let result = await transport.post(request)
             guard let self else { return }
             self.inFlight = nil
-            self.answered(result, for: current)
+            self.answered(result.map { IchnaeaOutcome.interpret($0, kind: .cells) }, for: current)
         }
     }
 
-    private func answered(_ result: Result<HTTPResponse, HTTPFailure>, for asked: [ServingCell]) {
+    /// Takes the outcome of a lookup of `asked`, its own or one Wi-Fi carried for it.
+    private func answered(_ result: Result<IchnaeaOutcome, HTTPFailure>, for asked: [ServingCell]) {
         let now = clock.monotonicNow
         defer { announceIfChanged() }
         let outcome: IchnaeaOutcome
@@ -348,16 +343,16 @@ public final class CellProvider: LocationProvider {
         case .failure(let failure):
             record.ended(at: clock.wallNow, "failed", message: failure.description)
             let step = backoff.record(failure, now: now)
-            report(.unreachable, failure.description, retryAt: step.retryAt)
+            health.note(.unreachable, failure.description, retryAt: step.retryAt, now: now, logger: logger)
             if started { schedule(after: step.retryAt - now) }
             return
-        case .success(let response):
-            outcome = IchnaeaOutcome.interpret(response, kind: .cells)
+        case .success(let interpreted):
+            outcome = interpreted
         }
         let summary = outcome.summary
         record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
         let step = backoff.record(outcome, now: now)
-        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
+        health.note(outcome.problem, summary.message ?? "", retryAt: step?.retryAt, now: now, logger: logger)
         if let step, started { schedule(after: step.retryAt - now) }
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
@@ -393,15 +388,4 @@ public final class CellProvider: LocationProvider {
                 timestamp: clock.wallNow, provider: .cell, description: "Cell towers"))
     }
 
-    /// Notes the service's state, logging once when it changes.
-    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?) {
-        guard newProblem != problem else { return }
-        if newProblem != nil {
-            let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning("cells: \(loggableURL(url)): \(message)\(retry)")
-        } else {
-            logger.notice("cells: \(loggableURL(url)) answers again")
-        }
-        problem = newProblem
-    }
 }

@@ -34,7 +34,7 @@ public final class IPProvider: LocationProvider {
     private var started = false
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
-    private var problem: ServiceProblem?
+    private var health: ServiceHealth
     private var lookupInFlight = false
     private var answer: (fix: Fix, at: MonotonicTime)?
     private var timer: ScheduledTimer?
@@ -48,6 +48,7 @@ public final class IPProvider: LocationProvider {
     ) {
         self.transport = transport
         self.url = url
+        health = ServiceHealth(label: "IP positioning", url: url, whileFailing: "")
         accuracyOverride = accuracy
         self.network = network
         self.clock = clock
@@ -56,12 +57,12 @@ public final class IPProvider: LocationProvider {
         network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
     }
 
-    public var availableLevel: AccuracyLevel { problem == nil ? .city : .none }
-    public var unavailabilityReason: String? { problem?.rawValue }
+    public var availableLevel: AccuracyLevel { health.problem == nil ? .city : .none }
+    public var unavailabilityReason: String? { health.problem?.rawValue }
 
     public var details: [String: ProviderDetail] {
         var details = record.details
-        if let problem { details["reason"] = .text(problem.rawValue) }
+        if let problem = health.problem { details["reason"] = .text(problem.rawValue) }
         return details
     }
 
@@ -140,7 +141,7 @@ public final class IPProvider: LocationProvider {
         case .failure(let failure):
             record.ended(at: clock.wallNow, "failed", message: failure.description)
             let step = backoff.record(failure, now: now)
-            report(.unreachable, failure.description, retryAt: step.retryAt)
+            report(.unreachable, failure.description, retryAt: step.retryAt, now: now)
             retryLater(at: step.retryAt)
             return
         case .success(let response):
@@ -149,7 +150,7 @@ public final class IPProvider: LocationProvider {
         let summary = outcome.summary
         record.ended(at: clock.wallNow, summary.outcome, source: "network", message: summary.message)
         let step = backoff.record(outcome, now: now)
-        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
+        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt, now: now)
         if let step { retryLater(at: step.retryAt) }
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
@@ -175,15 +176,7 @@ public final class IPProvider: LocationProvider {
     }
 
     /// Notes the service's state, logging once when it changes and telling the set when availability does.
-    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?) {
-        guard newProblem != problem else { return }
-        if newProblem != nil {
-            let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning("IP positioning: \(loggableURL(url)): \(message)\(retry)")
-        } else {
-            logger.notice("IP positioning: \(loggableURL(url)) answers again")
-        }
-        problem = newProblem
-        onAvailabilityChanged?()
+    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?, now: MonotonicTime) {
+        if health.note(newProblem, message, retryAt: retryAt, now: now, logger: logger) { onAvailabilityChanged?() }
     }
 }

@@ -38,6 +38,38 @@ enum ServiceProblem: String {
     case refused = "service-refused"
 }
 
+/// What a provider knows of its web service's state: the problem its last lookup showed, logged once each time it
+/// changes rather than at every failure.
+struct ServiceHealth {
+    /// How the provider's log lines begin: `Wi-Fi`, `cells`, `IP positioning`.
+    let label: String
+    /// The service's URL, logged without its query (``loggableURL(_:)``).
+    let url: String
+    /// What a warning adds about the provider's state while the service fails, e.g. that known places are still
+    /// located; empty for nothing.
+    let whileFailing: String
+    /// The problem the last lookup showed; nil while the service answers.
+    private(set) var problem: ServiceProblem?
+
+    /// Notes the state a lookup showed (`newProblem`, explained by `message`, the next try at `retryAt`, seen at
+    /// `now`), logging to `logger` when it changed; true when it did.
+    @discardableResult
+    mutating func note(
+        _ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?, now: MonotonicTime,
+        logger: any Logger
+    ) -> Bool {
+        guard newProblem != problem else { return false }
+        if newProblem != nil {
+            let retry = retryAt.map { " (next try in \(Int(($0 - now).seconds.rounded())) s)" } ?? ""
+            logger.warning("\(label): \(loggableURL(url)): \(message)\(retry)\(whileFailing)")
+        } else {
+            logger.notice("\(label): \(loggableURL(url)) answers again")
+        }
+        problem = newProblem
+        return true
+    }
+}
+
 extension IchnaeaOutcome {
     /// The outcome's word in ``LookupRecord`` and its explanation, if it is a failure.
     var summary: (outcome: String, message: String?) {

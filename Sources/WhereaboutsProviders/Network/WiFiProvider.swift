@@ -78,7 +78,7 @@ public final class WiFiProvider: LocationProvider {
     private var throttle = QueryThrottle()
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
-    private var problem: ServiceProblem?
+    private var health: ServiceHealth
     private var lookupInFlight = false
     /// The cells the lookup in flight carries.
     private var cellsInFlight: [ServingCell] = []
@@ -104,6 +104,8 @@ public final class WiFiProvider: LocationProvider {
         self.scanner = scanner
         self.transport = transport
         self.url = url
+        health = ServiceHealth(
+            label: "Wi-Fi", url: url, whileFailing: "; known places are still located from the cache")
         self.loadCache = loadCache
         self.saveCache = saveCache
         self.submitter = submitter
@@ -123,13 +125,13 @@ public final class WiFiProvider: LocationProvider {
     }
 
     public var availableLevel: AccuracyLevel {
-        guard scanner.isAvailable, problem == nil || currentScanKnown else { return .none }
+        guard scanner.isAvailable, health.problem == nil || currentScanKnown else { return .none }
         return .street
     }
 
     public var unavailabilityReason: String? {
         guard availableLevel == .none else { return nil }
-        return scanner.isAvailable ? problem?.rawValue : "no-wifi"
+        return scanner.isAvailable ? health.problem?.rawValue : "no-wifi"
     }
 
     public var details: [String: ProviderDetail] {
@@ -330,7 +332,9 @@ public final class WiFiProvider: LocationProvider {
         switch result {
         case .failure(let failure):
             record.ended(at: clock.wallNow, "failed", message: failure.description)
-            report(.unreachable, failure.description, retryAt: backoff.record(failure, now: now).retryAt)
+            health.note(
+                .unreachable, failure.description, retryAt: backoff.record(failure, now: now).retryAt, now: now,
+                logger: logger)
             return
         case .success(let response):
             outcome = Self.accessPointsOutcome(IchnaeaOutcome.interpret(response, kind: withCells ? .cells : .wifi))
@@ -347,7 +351,7 @@ public final class WiFiProvider: LocationProvider {
         }
         throttle.looked(up: usable, outcome: outcome, now: now)
         let step = backoff.record(outcome, now: now)
-        report(outcome.problem, summary.message ?? "", retryAt: step?.retryAt)
+        health.note(outcome.problem, summary.message ?? "", retryAt: step?.retryAt, now: now, logger: logger)
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
             record.ended(at: clock.wallNow, summary.outcome, source: "network")
@@ -373,19 +377,6 @@ public final class WiFiProvider: LocationProvider {
             return .notFound
         }
         return outcome
-    }
-
-    /// Notes the service's state, logging once when it changes, not at every failure.
-    private func report(_ newProblem: ServiceProblem?, _ message: String, retryAt: MonotonicTime?) {
-        guard newProblem != problem else { return }
-        if newProblem != nil {
-            let retry = retryAt.map { " (next try in \(Int(($0 - clock.monotonicNow).seconds.rounded())) s)" } ?? ""
-            logger.warning(
-                "Wi-Fi: \(loggableURL(url)): \(message)\(retry); known places are still located from the cache")
-        } else {
-            logger.notice("Wi-Fi: \(loggableURL(url)) answers again")
-        }
-        problem = newProblem
     }
 
     private func deliver(latitude: Double, longitude: Double, accuracy: Double, source: String) {
