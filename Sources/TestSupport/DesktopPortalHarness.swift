@@ -38,7 +38,7 @@ public final class DesktopPortalHarness: @unchecked Sendable {
     /// The bus name the harness's `.portal` file gives the Access backend, which nothing owns.
     public static let absentBackendName = "org.freedesktop.impl.portal.desktop.whereaboutstest"
     /// The script that asks the Location portal for a location (`Tests/Servers/portal_client.py`).
-    public static let clientScript = ProjectPaths.root.appendingPathComponent("Tests/Servers/portal_client.py")
+    public static let clientScript = ProjectPaths.servers.appendingPathComponent("portal_client.py")
 
     /// The bus the portal takes as its system bus, where GeoClue is.
     public let systemBus: PrivateBus

@@ -13,7 +13,7 @@ public final class IchnaeaServer: @unchecked Sendable {
     /// Debian's Python, which the server needs nothing beyond.
     public static let python = URL(fileURLWithPath: "/usr/bin/python3")
     /// The server's script.
-    public static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/ichnaea_server.py")
+    public static let script = ProjectPaths.servers.appendingPathComponent("ichnaea_server.py")
     /// Ichnaea's geolocation endpoint.
     public static let geolocatePath = "/v1/geolocate"
     /// Ichnaea's endpoint for contributed observations.

@@ -22,7 +22,7 @@ public final class ModemManagerMock: @unchecked Sendable {
     public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
     public static let locationInterface = "org.freedesktop.ModemManager1.Modem.Location"
     /// The script.
-    public static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/modemmanager_mock.py")
+    public static let script = ProjectPaths.servers.appendingPathComponent("modemmanager_mock.py")
     static let controlPath = "/io/github/whereabouts1/Test/ModemManager"
     static let controlInterface = "io.github.whereabouts1.Test.ModemManager"
 

@@ -23,7 +23,8 @@ public enum ProjectPaths {
         return executable.deletingLastPathComponent()
     }()
 
-    /// A build product by name, or `$WHEREABOUTS_BIN_DIR/name` when that variable is set (to test an installation).
+    /// A build product by name, as a copy every user may run (``shared``), or `$WHEREABOUTS_BIN_DIR/name` when that
+    /// variable is set (to test an installation).
     public static func product(_ name: String) throws -> URL {
         if let directory = ProcessInfo.processInfo.environment["WHEREABOUTS_BIN_DIR"] {
             return URL(fileURLWithPath: directory).appendingPathComponent(name)
@@ -32,9 +33,71 @@ public enum ProjectPaths {
         guard FileManager.default.isExecutableFile(atPath: url.path) else {
             throw TestEnvironmentError("build product \(name) not found in \(products.path); run swift build first")
         }
-        return url
+        return try shared.copy(url)
+    }
+
+    /// `Tests/Servers` (the stand-ins and helper clients the tests run), as a copy every user may read
+    /// (``shared``). A test process that cannot write its temporary folder stops here, saying so.
+    public static let servers: URL = {
+        do {
+            return try shared.copy(root.appendingPathComponent("Tests/Servers"))
+        } catch {
+            fatalError("cannot copy Tests/Servers where every user may read it: \(error)")
+        }
+    }()
+
+    /// Where the tests keep what they run as other users (`nobody`, the service's user): the checkout may be where
+    /// only root can read it (a clone in `/root`, mode 0700 on Debian), so those files are copied, once per test
+    /// process, to a folder under the temporary folder that everyone may read, removed when the process exits.
+    private static let shared = SharedCopies()
+}
+
+/// Copies of the project's files in a folder every user may read and traverse (``ProjectPaths/product(_:)``,
+/// ``ProjectPaths/servers``), each made at its first use.
+private final class SharedCopies: @unchecked Sendable {
+    private let lock = NSLock()
+    private var folder: URL?
+    private var copies: [URL: URL] = [:]
+
+    /// The copy of `source` (a file, or a folder copied whole), which every user may read, and run where the owner
+    /// may.
+    func copy(_ source: URL) throws -> URL {
+        try lock.withLock {
+            if let made = copies[source] { return made }
+            let folder = try self.folder ?? makeFolder()
+            let copy = folder.appendingPathComponent("\(copies.count)-\(source.lastPathComponent)")
+            try FileManager.default.copyItem(at: source, to: copy)
+            try Self.open(copy)
+            copies[source] = copy
+            return copy
+        }
+    }
+
+    private func makeFolder() throws -> URL {
+        let made = try TemporaryDirectory.make(prefix: "whereabouts-shared")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: made.path)
+        folder = made
+        sharedFolderToRemove = made.path
+        atexit { if let path = sharedFolderToRemove { try? FileManager.default.removeItem(atPath: path) } }
+        return made
+    }
+
+    /// Lets every user read `url` and everything below it, and traverse or run what its owner may.
+    private static func open(_ url: URL) throws {
+        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
+        let mode = (attributes[.posixPermissions] as? Int) ?? 0
+        let runnable = mode & 0o100 != 0
+        try FileManager.default.setAttributes(
+            [.posixPermissions: runnable ? 0o755 : 0o644], ofItemAtPath: url.path)
+        guard attributes[.type] as? FileAttributeType == .typeDirectory else { return }
+        for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+            try open(url.appendingPathComponent(name))
+        }
     }
 }
+
+/// The folder of ``SharedCopies``, for the process's exit to remove.
+nonisolated(unsafe) private var sharedFolderToRemove: String?
 
 /// A missing or broken test component. Tests fail with it; they never skip.
 public struct TestEnvironmentError: Error, CustomStringConvertible {

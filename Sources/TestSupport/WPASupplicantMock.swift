@@ -19,7 +19,7 @@ public final class WPASupplicantMock: @unchecked Sendable {
     public static let busName = "fi.w1.wpa_supplicant1"
     public static let rootPath = "/fi/w1/wpa_supplicant1"
     /// The python-dbusmock template.
-    public static let template = ProjectPaths.root.appendingPathComponent("Tests/Servers/wpa_supplicant_mock.py")
+    public static let template = ProjectPaths.servers.appendingPathComponent("wpa_supplicant_mock.py")
     static let rootInterface = "fi.w1.wpa_supplicant1"
     static let mockInterface = "org.freedesktop.DBus.Mock"
 

@@ -14,7 +14,7 @@ enum ModemBench {
     /// The desktop id of the bench's app, which both services let locate.
     static let app = "wbbench"
     /// The app.
-    static let client = ProjectPaths.root.appendingPathComponent("Tests/Servers/location_client.py")
+    static let client = ProjectPaths.servers.appendingPathComponent("location_client.py")
     /// The published epochs left out at the start, while the service warms up.
     static let warmUp = 5
 

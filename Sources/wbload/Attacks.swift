@@ -22,7 +22,7 @@ struct Attack: Sendable {
         Attack(name: "AddAgent flood", arguments: ["agents"]),
     ]
 
-    static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/attack.py")
+    static let script = ProjectPaths.servers.appendingPathComponent("attack.py")
     static let probeInterval = Duration.milliseconds(50)
 }
 

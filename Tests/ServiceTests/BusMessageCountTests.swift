@@ -16,7 +16,7 @@ import Testing
 /// one is paid by every process on the bus. Counts are of messages, not of time, and do not depend on timing.
 @Suite("Bus messages per client, against GeoClue 2.6", .serialized)
 struct BusMessageCountTests {
-    static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/client_life.py")
+    static let script = ProjectPaths.servers.appendingPathComponent("client_life.py")
     /// The app of the lives; the rule says yes to *always* for it and every app whose id begins with it.
     static let app = PolkitLoadTests.app
     /// The most messages a typical life (a later client of an app: polkit's answer reused) may cost whereaboutsd

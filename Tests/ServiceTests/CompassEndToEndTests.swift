@@ -53,7 +53,7 @@ struct CompassEndToEndTests {
             bus = try PrivateBus(extraPolicy: SensorProxyHarness.busPolicy())
             do {
                 if let standInReadings {
-                    let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/compass_standin.py")
+                    let script = ProjectPaths.servers.appendingPathComponent("compass_standin.py")
                     let standIn = try ChildProcess(
                         WPASupplicantMock.python, [script.path, bus.address] + standInReadings,
                         environment: bus.environment, logFile: bus.directory.appendingPathComponent("standin.log"))

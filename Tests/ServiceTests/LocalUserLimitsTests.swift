@@ -12,7 +12,7 @@ import Testing
 @Suite("What one local user can do to everyone", .serialized)
 struct LocalUserLimitsTests {
     nonisolated static let app = PolkitLoadTests.app
-    static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/local_user.py")
+    static let script = ProjectPaths.servers.appendingPathComponent("local_user.py")
     static let clientRoot = "/org/freedesktop/GeoClue2/Client"
 
     /// Runs `local_user.py MODE ARGUMENTS` as `nobody` and returns it once it printed "ready".

@@ -9,7 +9,7 @@ import Testing
 @Suite("polkit under load and its answers reused, end to end", .serialized)
 struct PolkitLoadTests {
     nonisolated static let app = "org.example.Navigator"
-    static let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/geoclue_clients.py")
+    static let script = ProjectPaths.servers.appendingPathComponent("geoclue_clients.py")
     /// The load clients, at a lower priority than the daemon and polkitd, so that the suites running beside them
     /// keep their timing.
     static let clients = ["/usr/bin/nice", "-n", "10", "/usr/bin/python3", script.path]
