@@ -120,11 +120,11 @@ FUZZ_SCRATCH := $(FUZZ_OUT)/swiftpm
 FUZZ_BIN     := $(FUZZ_SCRATCH)/release
 # SwiftPM passes each --sanitize to swiftc as an option of its own, and swiftc keeps only the last one: the Swift
 # modules would get the coverage instrumentation without AddressSanitizer. -Xswiftc -sanitize=fuzzer,address comes
-# after them and asks for both (clang, for the C modules, takes every -fsanitize). -enable-testing: the dbus and gpsd
-# targets reach internals through @testable import, which a release build refuses otherwise. lld: gold warns that it
-# cannot export a local symbol of AddressSanitizer's runtime.
+# after them and asks for both (clang, for the C modules, takes every -fsanitize). The dbus and gpsd targets reach
+# what they feed through `package` declarations, so nothing needs -enable-testing. lld: gold warns that it cannot
+# export a local symbol of AddressSanitizer's runtime.
 FUZZ_BUILD   := swift build -c release --scratch-path $(FUZZ_SCRATCH) --sanitize=fuzzer --sanitize=address \
-                -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
+                -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 FUZZ_RUN_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 
 .PHONY: fuzz fuzz-build fuzz-regress fuzz-tools check-sanitizers

@@ -22,6 +22,9 @@ python3 scripts/check-imports.py
 # Package.swift` applies it.
 swift format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 swift build --build-tests
+# The first commands a developer or a packager types: a plain release build of everything (the fuzz targets' replayers
+# included) must work too.
+swift build -c release
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 status=0

@@ -15,7 +15,8 @@ public final class Message: @unchecked Sendable {
         case methodCall, methodReturn, error, signal, other
     }
 
-    init(owning raw: OpaquePointer) { self.raw = raw }
+    /// Wraps `raw`, taking over the reference the caller holds (as libdbus hands out a message it made).
+    package init(owning raw: OpaquePointer) { self.raw = raw }
 
     init(retaining raw: OpaquePointer) {
         self.raw = raw

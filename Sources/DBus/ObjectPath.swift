@@ -13,7 +13,7 @@ public struct ObjectPath: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     /// Wraps a path the caller built from valid parts.
-    init(trusted text: String) { rawValue = text }
+    package init(trusted text: String) { rawValue = text }
 
     /// The path of a child element, which must match `[A-Za-z0-9_]+`.
     public func appending(_ element: String) -> ObjectPath {

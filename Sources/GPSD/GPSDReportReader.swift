@@ -8,13 +8,16 @@ import WhereaboutsCore
 /// gpsd's port could otherwise freeze the bus thread. A SKY's dilutions of precision go with the TPVs after it. A
 /// fix identical to the one before is not passed on: the answer to `?POLL` repeats the latest report when gpsd was
 /// between epochs.
-struct GPSDReportReader {
+package struct GPSDReportReader {
     private var dop = wb_gps_dop(hdop: .nan, vdop: .nan)
     private var previous: Fix?
 
+    /// A reader at the start of a connection.
+    package init() {}
+
     /// The new fix `line` carries; nil when it carries none or the one before again. `receivedAt` stands in for a
     /// missing time.
-    mutating func fix(from line: [UInt8], receivedAt: WallTime) -> Fix? {
+    package mutating func fix(from line: [UInt8], receivedAt: WallTime) -> Fix? {
         var raw = wb_gps_fix()
         let result = line.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) { wb_parse_report($0.baseAddress, $0.count, &dop, &raw) }

@@ -2,14 +2,17 @@ import WhereaboutsProviders
 
 /// Cuts gpsd's stream into its reports, one JSON object a line: a line ends at LF, a CR before it is dropped,
 /// empty lines are skipped, and a line longer than ``maximumLength`` is dropped whole, up to its LF.
-struct GPSDReportSplitter: LineFraming {
+package struct GPSDReportSplitter: LineFraming {
     /// The longest line kept, in bytes, LF excluded: libgps's own line buffer, twice gpsd's longest report.
     static let maximumLength = 8192
 
     private var line: [UInt8] = []
     private var isDiscarding = false
 
-    mutating func append(_ chunk: some Sequence<UInt8>) -> [[UInt8]] {
+    /// A splitter at the start of a stream.
+    package init() {}
+
+    package mutating func append(_ chunk: some Sequence<UInt8>) -> [[UInt8]] {
         var lines: [[UInt8]] = []
         for byte in chunk {
             if byte == UInt8(ascii: "\n") {

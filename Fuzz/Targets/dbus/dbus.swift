@@ -1,7 +1,6 @@
 import CDBus
+import DBus
 import FuzzSupport
-
-@testable import DBus
 
 /// D-Bus messages as they arrive from the bus: bytes demarshalled by libdbus (which validates them), then the
 /// header and body decoded by `Message` into `DBusValue`s. Every decoded body must marshal again and decode to
