@@ -203,16 +203,14 @@ public struct NMEASocketConfig: Sendable, Equatable {
 /// `[compass]`: the headings of iio-sensor-proxy's compass on exact fixes, `enable=` as GeoClue reads it, and
 /// our own `magnetic-model=`, the World Magnetic Model's coefficient file for the true heading.
 public struct CompassConfig: Sendable, Equatable {
-    /// Where the package installs WMM2025's coefficients.
-    public static let defaultMagneticModelPath = "/usr/share/whereabouts/WMM2025.COF"
-
     /// `enable=`.
     public var enabled: Bool
-    /// `magnetic-model=`: the `WMM.COF` file to read, absolute.
-    public var magneticModelPath: String
+    /// `magnetic-model=`: the `WMM.COF` file to read, absolute; nil for the built-in WMM2025
+    /// (``MagneticModel/embeddedWMM2025``).
+    public var magneticModelPath: String?
 
     /// Makes a compass configuration.
-    public init(enabled: Bool = false, magneticModelPath: String = CompassConfig.defaultMagneticModelPath) {
+    public init(enabled: Bool = false, magneticModelPath: String? = nil) {
         self.enabled = enabled
         self.magneticModelPath = magneticModelPath
     }

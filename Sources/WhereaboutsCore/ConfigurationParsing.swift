@@ -101,7 +101,9 @@ extension Configuration {
             case "compass":
                 try section.checkKeys(["enable", "magnetic-model"])
                 try section.load("enable", into: &configuration.compass.enabled, section.bool)
-                try section.load("magnetic-model", into: &configuration.compass.magneticModelPath, section.absolutePath)
+                if let path = try section.absolutePath("magnetic-model") {
+                    configuration.compass.magneticModelPath = path
+                }
             default:
                 configuration.apps[group.name] = try section.appEntry()
             }

@@ -10,8 +10,9 @@ import WhereaboutsStorage
 /// clients get as an in-place refresh of their Location (the same measurement, so never a second
 /// `LocationUpdated`), as GeoClue 2.6 notifies its location again when the compass turns.
 ///
-/// The model's file is read once at start; a missing or bad file is one log line and no true heading. A fix whose
-/// date (or height) the model does not cover gets no true heading, with one log line each time that starts.
+/// The model is the built-in WMM2025 unless `magnetic-model=` names a file, read once at start; a missing or bad
+/// file is one log line and no true heading. A fix whose date (or height) the model does not cover gets no true
+/// heading, with one log line each time that starts.
 @BusActor
 final class CompassHeadings {
     /// The provider to add to the provider set.
@@ -25,10 +26,12 @@ final class CompassHeadings {
     /// Called with each fix, headed, for the service.
     var onFix: (@BusActor (Fix) -> Void)?
 
-    /// The compass on `connection`, with the model from `configuration`'s file.
+    /// The compass on `connection`, with the model from `configuration`'s file, or the built-in one.
     init(_ configuration: CompassConfig, connection: Connection, clock: any WhereaboutsCore.Clock, logger: any Logger) {
         self.logger = logger
-        correction = HeadingCorrection(model: Self.loadModel(configuration.magneticModelPath, logger: logger))
+        let model: MagneticModel? =
+            if let path = configuration.magneticModelPath { Self.loadModel(path, logger: logger) } else { .wmm2025() }
+        correction = HeadingCorrection(model: model)
         compass = SensorProxyCompass(connection: connection, clock: clock, logger: logger)
         compass.onHeading = { [weak self] heading in
             guard let self, heading != nil, let latest = self.latest else { return }

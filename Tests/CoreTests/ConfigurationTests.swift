@@ -252,7 +252,7 @@ private let geoclueShippedConfiguration = """
     @Test func compassSettings() throws {
         #expect(
             Configuration.default.compass
-                == CompassConfig(enabled: false, magneticModelPath: "/usr/share/whereabouts/WMM2025.COF"))
+                == CompassConfig(enabled: false, magneticModelPath: nil))
         let configuration = try Configuration.parse(
             "[compass]\nenable=true\nmagnetic-model=/opt/wmm/WMM.COF\n", file: "c.conf")
         #expect(configuration.compass == CompassConfig(enabled: true, magneticModelPath: "/opt/wmm/WMM.COF"))

@@ -90,6 +90,16 @@ extension ReportRow {
         #expect(model.validity == 2025.0..<2030.0)
     }
 
+    /// The daemon's built-in model is the repository's file, byte for byte, and reads as it does.
+    @Test func theBuiltInModelIsTheFile() throws {
+        #expect(Array(MagneticModel.embeddedWMM2025.utf8) == Array(try officialCoefficientText().utf8))
+        let builtIn = MagneticModel.wmm2025()
+        #expect(builtIn.name == "WMM-2025" && builtIn.validity == 2025.0..<2030.0)
+        let at = WallTime(microseconds: 1_767_225_600_000_000)
+        let official = try officialModel().field(latitude: 52, longitude: 13, heightAboveEllipsoid: 0, at: at)
+        #expect(try builtIn.field(latitude: 52, longitude: 13, heightAboveEllipsoid: 0, at: at) == official)
+    }
+
     @Test(arguments: reportRows) fileprivate func reportTable(_ row: ReportRow) throws {
         let field = try officialModel().field(
             latitude: row.latitude, longitude: row.longitude, heightAboveEllipsoid: row.heightKilometres * 1_000,

@@ -19,13 +19,14 @@ struct CompassEndToEndTests {
     /// The repository's WMM2025 coefficients.
     nonisolated static let modelFile = ProjectPaths.root.appendingPathComponent("data/WMM2025.COF")
 
-    /// `source` and the compass with the model at `model`, grants kept where the service user can write them.
-    nonisolated static func config(source: String, model: String = modelFile.path) -> String {
+    /// `source` and the compass with the model at `model` (by default none: the daemon's built-in WMM2025, as from a
+    /// build with no model file installed), grants kept where the service user can write them.
+    nonisolated static func config(source: String, model: String? = nil) -> String {
         source + """
 
             [compass]
             enable=true
-            magnetic-model=\(model)
+            \(model.map { "magnetic-model=\($0)" } ?? "")
 
             [authorisation]
             polkit=false
@@ -358,7 +359,7 @@ struct CompassEndToEndTests {
         _ = try await app.call(exact, client, "Stop")
     }
 
-    @Test func withoutTheModelsFileThereIsOnlyTheMagneticHeading() async throws {
+    @Test func aNamedModelFileThatIsMissingLeavesOnlyTheMagneticHeading() async throws {
         let config = Self.config(source: Self.staticSource, model: "/nonexistent/WMM.COF")
         let rig = try await onOwnThread { try Rig(config: config) }
         defer { rig.stop() }
