@@ -56,17 +56,15 @@ extension ClientObject {
     /// The app the client is served as (``ClientApp``): a sandboxed owner's app whatever `DesktopId` says, as
     /// GeoClue decides for a Flatpak app (the property itself stays as written, as in GeoClue); the app the desktop
     /// portal names; otherwise `claimed`, the `DesktopId` as it was when the call began. `AccessDenied` when the
-    /// owner's identity could not be read, when an owner outside any sandbox set no `DesktopId`, or when it claims
-    /// the portal's own id.
+    /// owner's identity could not be read, or when an owner outside any sandbox set no `DesktopId`.
+    ///
+    /// A caller outside any sandbox that names the portal's own id is served as that claim, as GeoClue serves it:
+    /// it is the desktop portal D-Bus-activated outside its systemd unit (a session bus started by `dbus-launch`), or
+    /// a process of the user that could claim any other id as well.
     func servedApp(claiming claimed: String?) async throws(DBusError) -> ClientApp {
         let identity = try await service.identity(of: owner)
         guard let app = ClientApp(caller: identity, desktopId: claimed) else {
             throw .accessDenied("'DesktopId' property must be set")
-        }
-        guard !app.impersonatesThePortal else {
-            throw .accessDenied(
-                "only the desktop portal, outside any sandbox in its user's xdg-desktop-portal.service, may ask as '\(ClientApp.desktopPortalID)'"
-            )
         }
         return app
     }

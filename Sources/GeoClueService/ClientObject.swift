@@ -229,7 +229,14 @@ final class ClientObject: ExportedObject {
         case .answerStart(let failure):
             guard let start = call ?? runningStart else { return }
             if start === runningStart { runningStart = nil }
-            if let failure { start.fail(startError(failure)) } else { start.reply() }
+            guard let failure else {
+                service.logger.info(
+                    "\(path) ('\(app?.description ?? "")', UID \(uid.map(String.init) ?? "?")) started at level \(life.servedLevel.rawValue)"
+                )
+                start.reply()
+                return
+            }
+            start.fail(startError(failure))
         case .answerRequests(let ids, let fix):
             let answerPath = answers.add(fix, owner: owner, in: service, under: path, onExtendedRead: extendedRead).path
             for id in ids { requests.removeValue(forKey: id)?.reply([.objectPath(answerPath)]) }

@@ -12,7 +12,9 @@ import Glibc
 ///   apps may have location (``allowLocation(for:accuracy:)``);
 /// - `xdg-desktop-portal` in a cgroup on the path systemd gives the user's `xdg-desktop-portal.service`, whose unit
 ///   file says `Slice=session.slice`: `/user.slice/user-UID.slice/user@UID.service/session.slice/
-///   xdg-desktop-portal.service`, UID being the test runner's (root: 0) (see ``portalCgroup``).
+///   xdg-desktop-portal.service`, UID being the test runner's (root: 0) (see ``portalCgroup``); or, with
+///   ``Placement/loginSession``, where a session bus that `dbus-launch` or `dbus-run-session` started activates it:
+///   in the user's login session scope, `/user.slice/user-UID.slice/session-NAME.scope`, outside any user unit.
 ///
 /// The portal offers its Location interface only when some backend's `.portal` file claims
 /// `org.freedesktop.impl.portal.Access`, whose dialog it shows for an app the permission store does not know. The
@@ -46,7 +48,8 @@ public final class DesktopPortalHarness: @unchecked Sendable {
     public let directory: URL
     /// The session bus address, for `DBUS_SESSION_BUS_ADDRESS`.
     public let sessionAddress: String
-    /// The cgroup of the portal: the user's `xdg-desktop-portal.service` in `session.slice`.
+    /// The cgroup of the portal: the user's `xdg-desktop-portal.service` in `session.slice`, or a login session's
+    /// scope (``Placement``).
     public let portalCgroup: UnitCgroup
     /// The portal process (its pid is the portal's: the cgroup launcher execs it).
     public let portal: ChildProcess
@@ -55,11 +58,21 @@ public final class DesktopPortalHarness: @unchecked Sendable {
     /// Numbers for the apps' scopes, shared by every harness of the test process.
     private static let scopeNumbers = ScopeNumbers()
 
-    /// Starts the session bus, the permission store and the portal, and returns once the portal owns its name.
+    /// Where the portal runs.
+    public enum Placement: Sendable {
+        /// In the user's `xdg-desktop-portal.service`, as the user's systemd manager starts it (`dbus-user-session`).
+        case userUnit
+        /// In a login session's scope, outside any user unit, as a session bus started by `dbus-launch` or
+        /// `dbus-run-session` (Xfce and other desktops without `dbus-user-session`) activates it directly.
+        case loginSession
+    }
+
+    /// Starts the session bus, the permission store and the portal (placed as `placement` says), and returns once
+    /// the portal owns its name.
     ///
     /// - Throws: ``TestEnvironmentError`` when a program is missing (Debian's `xdg-desktop-portal` and
     ///   `bubblewrap` packages) or does not start; what has started is stopped.
-    public init(systemBus: PrivateBus) throws {
+    public init(systemBus: PrivateBus, placement: Placement = .userUnit) throws {
         for program in [Self.portalExecutable, Self.permissionStoreExecutable]
         where !FileManager.default.isExecutableFile(atPath: program.path) {
             throw TestEnvironmentError(
@@ -93,9 +106,16 @@ public final class DesktopPortalHarness: @unchecked Sendable {
                 logFile: directory.appendingPathComponent("permission-store.log"))
             started.append(store)
             try Self.waitForName(Self.permissionStoreName, of: store, address: sessionAddress, in: directory)
-            let portalCgroup = try UnitCgroup(
-                path: UnitCgroup.userUnitPath(uid: getuid(), slice: "session.slice", unit: "xdg-desktop-portal.service")
-            )
+            let portalCgroup: UnitCgroup
+            switch placement {
+            case .userUnit:
+                portalCgroup = try UnitCgroup(
+                    path: UnitCgroup.userUnitPath(
+                        uid: getuid(), slice: "session.slice", unit: "xdg-desktop-portal.service"))
+            case .loginSession:
+                portalCgroup = try UnitCgroup(
+                    path: "/user.slice/user-\(getuid()).slice/session-wb\(Self.scopeNumbers.next()).scope")
+            }
             cgroup = portalCgroup
             let command = portalCgroup.launcher + [Self.portalExecutable.path, "--verbose"]
             let portal = try ChildProcess(

@@ -35,17 +35,17 @@ struct DesktopPortalTests {
             ])
             print("ActiveApps while \(Self.app) holds a portal session: \(active.output)")
             #expect(active.output.trimmingCharacters(in: .whitespacesAndNewlines) == #"as 1 "xdg-desktop-portal""#)
-            // The daemon served the portal's client, which it refuses to anyone claiming the portal's id without
-            // being in the portal's unit: it knew the portal by its cgroup.
-            let script = ProjectPaths.root.appendingPathComponent("Tests/Servers/identity_client.py").path
-            let impostor = try Unprivileged.run(
+            // The daemon knew the portal by its cgroup: its client is served as the portal's, verified.
+            #expect(daemon.daemonLog.contains("('portal:xdg-desktop-portal', UID 0) started"), "\(daemon.daemonLog)")
+            // A process outside any sandbox and outside the portal's unit that names the portal's id is served, as
+            // GeoClue serves it, as that claim (which any process of the user could make for any id).
+            let script = ProjectPaths.servers.appendingPathComponent("identity_client.py").path
+            let claimant = try Unprivileged.run(
                 ["/usr/bin/python3", script, daemon.bus.address, "xdg-desktop-portal", "identity", "locate"],
                 asUser: nil, environment: daemon.bus.environment, in: daemon.directory)
             #expect(
-                impostor.output == "identity claimed:xdg-desktop-portal hint -\n"
-                    + "refused org.freedesktop.DBus.Error.AccessDenied: only the desktop portal, outside any sandbox "
-                    + "in its user's xdg-desktop-portal.service, may ask as 'xdg-desktop-portal'\n",
-                "\(impostor.output)")
+                claimant.output == "identity claimed:xdg-desktop-portal hint -\nfix 48.858400 2.294500\n",
+                "\(claimant.output)")
             // An app the permission store does not know would get the access dialog; the harness has no backend to
             // show it, so the portal answers at once that the request failed.
             let stranger = try portal.spawnApp(
@@ -53,6 +53,27 @@ struct DesktopPortalTests {
             defer { stranger.stop() }
             #expect(try stranger.waitForExit() == 2, "\(stranger.log)")
             #expect(stranger.log.contains("refused 2"), "\(stranger.log)")
+        }
+    }
+
+    /// A session bus started by `dbus-launch` or `dbus-run-session` (Xfce, or any machine without systemd's user
+    /// manager) activates the portal directly, in the login session's scope rather than its own unit: GeoClue serves
+    /// it, and so does the daemon, as the claim `xdg-desktop-portal` (never verified).
+    @Test func thePortalOutsideItsUnitServesASandboxedApp() async throws {
+        try await onOwnThread {
+            let daemon = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile])
+            defer { daemon.stop() }
+            try daemon.startDaemon()
+            let portal = try DesktopPortalHarness(systemBus: daemon.bus, placement: .loginSession)
+            defer { portal.stop() }
+            print("the portal (pid \(portal.portal.pid)) runs in \(portal.portalCgroup.path)")
+            try portal.allowLocation(for: Self.app)
+            let app = try portal.spawnApp(Self.app, command: portal.portalClientCommand(mode: "first"))
+            defer { app.stop() }
+            let location = try app.waitForLine(startingWith: "location ")
+            #expect(location == "location 48.8584 2.2945 10.0", "\(app.log)\n\(portal.portalLog)\n\(daemon.daemonLog)")
+            #expect(daemon.daemonLog.contains("('claimed:xdg-desktop-portal', UID 0) started"), "\(daemon.daemonLog)")
+            #expect(!daemon.daemonLog.contains("portal:xdg-desktop-portal'"), "\(daemon.daemonLog)")
         }
     }
 }

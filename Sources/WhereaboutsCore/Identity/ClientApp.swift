@@ -36,10 +36,6 @@ public enum ClientApp: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// True for a caller that is not the desktop portal claiming to be it: the configuration may allow the portal
-    /// (which asks its users itself), and no claim may stand in for it.
-    public var impersonatesThePortal: Bool { self == .claimed(ClientApp.desktopPortalID) }
-
     /// True when the system vouches for the id: a sandbox's, or the portal's.
     public var isVerified: Bool {
         if case .claimed = self { return false }
