@@ -44,6 +44,9 @@ public final class Connection {
     /// Asked before an `Introspect` call is answered, with the caller's unique name; an error refuses the call.
     /// An `Introspect` that wants no reply is dropped before it is asked about: it can change nothing.
     public var introspectionGate: (@BusActor (String) -> DBusError?)?
+    /// Asked, once the gate let an `Introspect` through, what its caller may see; the call is answered when it
+    /// tells. Without it every caller sees ``IntrospectionView/own``.
+    public var introspectionView: (@BusActor (MethodCall) async throws(DBusError) -> IntrospectionView)?
 
     /// Connects to the bus at `address`, authenticates and registers (the blocking `Hello` exchange).
     public static func open(address: String) throws(DBusError) -> Connection {
@@ -356,15 +359,19 @@ public final class Connection {
         return (object, entry.owner)
     }
 
-    /// The names of the nodes directly below `path` that lead to objects `sender` may see, in numeric order where
-    /// they are numbers; the work is in what `sender` may see, not in what is exported.
-    func childNodes(of path: ObjectPath, visibleTo sender: String) -> [String] {
+    /// The names of the nodes directly below `path` that lead to objects `sender` may see (with `view`), in numeric
+    /// order where they are numbers; for ``IntrospectionView/own`` the work is in what `sender` may see, not in what
+    /// is exported.
+    func childNodes(of path: ObjectPath, visibleTo sender: String, view: IntrospectionView = .own) -> [String] {
         var names: Set<Substring> = []
         if let children = nodes[path.rawValue] {
             names.formUnion(children.everyone.keys)
-            if let mine = children.owned[sender] { names.formUnion(mine.keys) }
+            switch view {
+            case .own: if let mine = children.owned[sender] { names.formUnion(mine.keys) }
+            case .everything: for owned in children.owned.values { names.formUnion(owned.keys) }
+            }
         }
-        if let entry = subtrees[path], entry.owner == nil || entry.owner == sender {
+        if let entry = subtrees[path], view == .everything || entry.owner == nil || entry.owner == sender {
             names.formUnion(entry.subtree.childNames.map { $0[...] })
         }
         return names.map(String.init).sorted { a, b in
@@ -482,17 +489,24 @@ public final class Connection {
         let path = message.path ?? .root
         let member = message.member ?? ""
         let interface = message.interface
-        let served = served(at: path)
-        let object = served?.object
         if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
             guard !message.noReplyExpected else { return .values([]) }
             if let refusal = introspectionGate?(call.sender) { throw refusal }
-            // A caller sees the objects everyone may see and its own; another connection's are not there for it.
-            let visible = served?.owner.map { $0 == call.sender } ?? true
-            let shown = visible ? object?.interfaces ?? [] : []
-            let xml = Introspection.document(interfaces: shown, children: childNodes(of: path, visibleTo: call.sender))
-            return .values([.string(xml)])
+            guard let viewOf = introspectionView else {
+                return .values([.string(introspection(of: path, for: call.sender, view: .own))])
+            }
+            BusActor.task { [weak self] in
+                do throws(DBusError) {
+                    let view = try await viewOf(call)
+                    guard let self else { return }
+                    call.reply([.string(self.introspection(of: path, for: call.sender, view: view))])
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .later
         }
+        let object = served(at: path)?.object
         guard let object else { throw .unknownMethod("Object does not exist at path \"\(path)\"") }
         if interface == "org.freedesktop.DBus.Properties" {
             return try PropertiesDispatch.handle(call, member: member, object: object, path: path)
@@ -511,6 +525,15 @@ public final class Connection {
             )
         }
         return try object.handle(call, interface: owner.name, method: member)
+    }
+
+    /// The introspection document of `path` as `sender` may see it with `view`: with ``IntrospectionView/own``, the
+    /// objects everyone may see and its own; another connection's are not there for it.
+    private func introspection(of path: ObjectPath, for sender: String, view: IntrospectionView) -> String {
+        let served = served(at: path)
+        let visible = view == .everything || (served?.owner.map { $0 == sender } ?? true)
+        let shown = visible ? served?.object.interfaces ?? [] : []
+        return Introspection.document(interfaces: shown, children: childNodes(of: path, visibleTo: sender, view: view))
     }
 
     private static func find(member: String, interface: String?, in interfaces: [InterfaceDescription])
@@ -699,6 +722,14 @@ struct ChildNodes {
         counts[child] = count > 1 ? count - 1 : nil
         return true
     }
+}
+
+/// What an `Introspect` caller is shown (``Connection/introspectionView``).
+public enum IntrospectionView: Sendable, Equatable {
+    /// The objects everyone may see, and those shown to the caller's connection alone.
+    case own
+    /// Every object, whichever connection it is shown to.
+    case everything
 }
 
 /// A token for ``Connection/unsubscribe(_:)``.

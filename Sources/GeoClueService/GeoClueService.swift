@@ -178,6 +178,10 @@ public final class GeoClueService {
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
         connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
+        connection.introspectionView = { [weak self] call throws(DBusError) in
+            guard let self else { return .own }
+            return try await introspectionView(for: call)
+        }
         // The rule that follows peers leaving goes out first, so it is in place before any client can call; the
         // name is asked for before its answer arrives.
         let connection = self.connection
@@ -202,6 +206,14 @@ public final class GeoClueService {
         guard introspections.admit(caller, now: clock.monotonicNow) == .suppress else { return nil }
         let who = peers.knownUser(of: sender).map { "UID \($0)" } ?? sender
         return .limitsExceeded("\(who) has made more than \(introspections.burst) Introspect calls in a second")
+    }
+
+    /// What an `Introspect` caller is shown: every client and Location object for those who administer the service
+    /// (``seesEveryone(_:)``), as GeoClue shows everyone; its own connection's otherwise. Counted as a held call while
+    /// the caller's credentials or polkit are asked.
+    private func introspectionView(for call: MethodCall) async throws(DBusError) -> IntrospectionView {
+        try hold(call)
+        return try await seesEveryone(call.sender) ? .everything : .own
     }
 
     /// The number of clients.
@@ -405,18 +417,26 @@ public final class GeoClueService {
     /// what it sees.
     func activeApps(for name: String) async throws(DBusError) -> [String] {
         let uid = try await uid(of: name)
-        var viewer = ActiveAppsViewer.user(uid)
-        if uid == 0 {
-            viewer = .everyone
-        } else if let polkit {
-            let answer = await polkit.check(
-                busName: name, uid: uid, session: nil, action: PolkitAction.manage, details: [:], interactive: false,
-                timeout: GeoClueService.checkTimeout)
-            if case .success(.yes) = answer { viewer = .everyone }
-        }
+        let viewer = try await seesEveryone(name) ? ActiveAppsViewer.everyone : .user(uid)
         let apps = activity.apps(seenBy: viewer)
         if peers.knownUser(of: name) != nil { activity.follow(name, as: viewer, given: apps) }
         return apps
+    }
+
+    /// True when the connection `name` administers the service, and so sees every user's apps and clients: it is
+    /// root's, or polkit grants it `io.github.whereabouts1.manage` (asked without user interaction: reading never
+    /// prompts).
+    func seesEveryone(_ name: String) async throws(DBusError) -> Bool {
+        let uid = try await uid(of: name)
+        if uid == 0 { return true }
+        guard let polkit else { return false }
+        // With the session known, polkit's answer is reused while it holds: a listing of the tree asks once.
+        let session = await polkitSessionKey(of: name, uid: uid)
+        let answer = await polkit.check(
+            busName: name, uid: uid, session: session, action: PolkitAction.manage, details: [:], interactive: false,
+            timeout: GeoClueService.checkTimeout)
+        if case .success(.yes) = answer { return true }
+        return false
     }
 
     /// `io.github.whereabouts1.Manager`'s properties.

@@ -91,6 +91,46 @@ struct LocalUserLimitsTests {
         #expect(!sameUser.contains("<interface"), "\(sameUser)")
     }
 
+    /// Those who administer the service see the whole tree, as everyone does with GeoClue: `busctl tree` as root, and
+    /// as a user polkit grants `io.github.whereabouts1.manage`, lists another connection's client, and `busctl
+    /// introspect` shows it (its properties' values left out, as GeoClue leaves them out for a non-owner); another
+    /// user still sees nothing of it.
+    @Test(.timeLimit(.minutes(3)))
+    func administratorsSeeEveryConnectionsClients() async throws {
+        let manageForDaemon = """
+            polkit.addRule(function(action, subject) {
+                if (action.id == "io.github.whereabouts1.manage" && subject.user == "daemon") {
+                    return polkit.Result.YES;
+                }
+            });
+            """
+        let (bus, polkit, harness) = try PolkitLoadTests.daemon(
+            rule: PolkitLoadTests.rule("YES", action: "io.github.whereabouts1.location-always") + manageForDaemon)
+        PolkitLoadTests.lowerPriority(bus, polkit, harness)
+        defer {
+            harness.stop()
+            polkit.stop()
+        }
+        let holder = try Self.attacker(polkit, bus, ["hold", "1"])
+        defer { holder.stop() }
+        let client = try #require(Self.printed("client", in: holder.log), "\(holder.log)")
+        for user in ["root", "daemon"] {
+            let tree = try harness.busctl(["tree", "org.freedesktop.GeoClue2"], asUser: user == "root" ? nil : user)
+            #expect(tree.status == 0 && tree.output.contains(client), "busctl tree as \(user): \(tree.output)")
+            let node = try harness.busctl(
+                ["introspect", "org.freedesktop.GeoClue2", client], asUser: user == "root" ? nil : user)
+            #expect(
+                node.status == 0 && node.output.contains("org.freedesktop.GeoClue2.Client")
+                    && node.output.contains(".DesktopId"), "busctl introspect as \(user): \(node.output)")
+        }
+        let stranger = try harness.busctl(["tree", "org.freedesktop.GeoClue2"], asUser: "www-data")
+        #expect(stranger.status == 0 && !stranger.output.contains(client), "\(stranger.output)")
+        // Seeing is not reading: a property of another connection's client is still refused, as with GeoClue.
+        let read = try harness.busctl(
+            ["get-property", "org.freedesktop.GeoClue2", client, "org.freedesktop.GeoClue2.Client", "Active"])
+        #expect(read.status != 0 && read.output.contains("Access denied"), "\(read.output)")
+    }
+
     @Test(.timeLimit(.minutes(4)))
     func queuedRequestsAreLimitedPerConnectionAndPerUser() async throws {
         let (bus, polkit, harness) = try Self.daemonWithoutFixes()
