@@ -12,7 +12,7 @@ extension ClientObject {
         BusActor.task { [self] in
             do throws(DBusError) {
                 let level = try await admissionLevel(claiming: claimed)
-                apply(.admitted(purpose, level: level, latest: service.lastFix))
+                apply(.admitted(purpose, level: level, shown: shownLevel, latest: service.lastFix))
             } catch {
                 apply(.notAdmitted(purpose, error))
             }
@@ -183,6 +183,14 @@ extension ClientObject {
             agentAllowance: agentAllowance, cap: uid.flatMap { service.knownCap(uid: $0) })
     }
 
+    /// The finest level the client's fixes are shown at: exact unless the user limited the app below its request
+    /// (``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``).
+    var shownLevel: AccuracyLevel {
+        AuthorisationRule.shownLevel(
+            requested: AccuracyLevel(clampingRequested: life.requestedLevel), approximate: authorisation.approximate,
+            agentAllowance: agentAllowance, cap: uid.flatMap { service.knownCap(uid: $0) })
+    }
+
     // MARK: What changes a running client's admission
 
     /// The process's login session became active or inactive: a client served only *when in use* is held while
@@ -199,12 +207,13 @@ extension ClientObject {
     }
 
     /// The user's agent cap changed (or its agent left): a running client is served at the new level at once
-    /// (the latest fix is sent again at that level, the providers follow); a cap of 0 holds the client
+    /// (the latest fix is sent again, shown as the new cap allows; the providers follow); a cap of 0 holds the client
     /// (`AvailabilityChanged(false, "agent-disabled")`) until the cap rises (`"agent-enabled"`).
     func capChanged() {
         apply(
             .permittedLevelChanged(
-                permittedLevel, latest: service.lastFix, available: service.availableLevel != .none))
+                permittedLevel, shown: shownLevel, latest: service.lastFix,
+                available: service.availableLevel != .none))
     }
 
     /// Recomputes the authorisation after it changed elsewhere; a client no longer authorised stops at once,

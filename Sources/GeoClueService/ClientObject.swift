@@ -356,11 +356,10 @@ final class ClientObject: ExportedObject {
     /// `LastLocation`: the latest fix any provider produced, even an old one, as an object marked stale at
     /// `…/LastLocation`; made when read, so clients that never ask cost nothing; `/` before any fix.
     private func lastKnownPath() -> ObjectPath {
-        let level = permittedLevel
-        guard service.servicesEnabled, life.holds.isEmpty, level != .none, let fix = service.lastFix else {
+        guard service.servicesEnabled, life.holds.isEmpty, permittedLevel != .none, let fix = service.lastFix else {
             return .root
         }
-        let served = coarsen(fix, to: level)
+        let served = coarsen(fix, to: shownLevel)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
         let object = LocationObject(
             path: path.appending("LastLocation"), owner: owner, fix: served, stale: true, onExtendedRead: extendedRead)

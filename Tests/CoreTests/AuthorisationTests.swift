@@ -100,6 +100,28 @@ struct AuthorisationRuleTests {
                 requested: .exact, approximate: false, agentAllowance: .neighborhood, cap: .street)
                 == .neighborhood)
     }
+
+    /// Fixes are coarsened only where the user or administrator limited the app below its request: the level an
+    /// app asks chooses providers, as in GeoClue, and never coarsens what it is served.
+    @Test func onlyALimitBelowTheRequestCoarsensWhatIsShown() {
+        func shown(
+            _ requested: AccuracyLevel, approximate: Bool = false, allowance: AccuracyLevel? = nil,
+            cap: AccuracyLevel? = nil
+        ) -> AccuracyLevel {
+            AuthorisationRule.shownLevel(
+                requested: requested, approximate: approximate, agentAllowance: allowance, cap: cap)
+        }
+        #expect(shown(.street) == .exact)
+        #expect(shown(.city) == .exact)
+        // GNOME's agent allows what was asked, and caps at exact: no limit.
+        #expect(shown(.city, allowance: .city, cap: .exact) == .exact)
+        #expect(shown(.exact, allowance: .street) == .street)
+        #expect(shown(.exact, cap: .neighborhood) == .neighborhood)
+        #expect(shown(.street, allowance: .neighborhood, cap: .city) == .city)
+        // An approximate grant limits to city whatever the app asked.
+        #expect(shown(.exact, approximate: true) == .city)
+        #expect(shown(.country, approximate: true) == .city)
+    }
 }
 
 @Suite("Grant store file")

@@ -63,9 +63,9 @@ private struct Rig {
     }
 
     /// Starts the client through a passed admission at `level`.
-    mutating func started(at level: AccuracyLevel = .exact) {
+    mutating func started(at level: AccuracyLevel = .exact, shown: AccuracyLevel = .exact) {
         take(.start)
-        take(.admitted(.start, level: level, latest: nil))
+        take(.admitted(.start, level: level, shown: shown, latest: nil))
     }
 }
 
@@ -156,12 +156,20 @@ private func messages(_ effects: [Effect]) -> [Effect] {
 
 // MARK: - The update filter
 
-@Test func theFirstFixIsSignalledAtTheServedLevel() {
+@Test func theFirstFixIsSignalledAsTheProvidersGaveIt() {
+    // The level an app asks chooses its providers; nothing the user chose limits it, so its fixes are not coarsened.
     var rig = Rig()
     rig.started(at: .city)
     let effects = rig.take(.fix(fix()))
-    #expect(effects == [.signal(coarsen(fix(), to: .city))])
+    #expect(effects == [.signal(fix())])
     #expect(rig.life.hasFixSinceStart)
+}
+
+@Test func aClientTheUserLimitedGetsItsFixesOnTheLimitsGrid() {
+    var rig = Rig()
+    rig.started(at: .city, shown: .city)
+    #expect(rig.take(.fix(fix())) == [.signal(coarsen(fix(), to: .city))])
+    #expect(rig.life.shownLevel == .city)
 }
 
 @Test func anotherReportOfTheSignalledMeasurementIsRefreshedInPlaceOnce() {
@@ -243,10 +251,12 @@ private func messages(_ effects: [Effect]) -> [Effect] {
             .admit(.request(request))
         ])
     #expect(
-        messages(rig.take(.admitted(.request(request), level: .city, latest: nil))) == [.activityChanged])
+        messages(rig.take(.admitted(.request(request), level: .city, shown: .street, latest: nil))) == [
+            .activityChanged
+        ])
     #expect(rig.life.isServing && rig.life.servedLevel == .city)
     #expect(
-        messages(rig.take(.fix(fix()))) == [.answerRequests([request], coarsen(fix(), to: .city)), .activityChanged])
+        messages(rig.take(.fix(fix()))) == [.answerRequests([request], coarsen(fix(), to: .street)), .activityChanged])
     #expect(!rig.life.isServing && rig.life.armed.isEmpty)
 }
 
@@ -363,10 +373,12 @@ private func messages(_ effects: [Effect]) -> [Effect] {
     rig.started(at: .exact)
     rig.take(.fix(fix()))
     #expect(
-        rig.take(.permittedLevelChanged(.city, latest: fix(), available: true)) == [
+        rig.take(.permittedLevelChanged(.city, shown: .city, latest: fix(), available: true)) == [
             .servedLevelChanged(.city), .activityChanged, .signal(coarsen(fix(), to: .city)),
         ])
-    #expect(rig.take(.permittedLevelChanged(.city, latest: fix(), available: true)).isEmpty)
+    #expect(rig.take(.permittedLevelChanged(.city, shown: .city, latest: fix(), available: true)).isEmpty)
+    // The cap lifted to what the app asked: shown as the providers gave it again, at the same level.
+    #expect(rig.take(.permittedLevelChanged(.city, latest: fix(), available: true)) == [.signal(fix())])
 }
 
 @Test func aPermittedLevelOfNoneHoldsUntilItRises() {

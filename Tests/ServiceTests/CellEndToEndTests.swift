@@ -104,8 +104,8 @@ struct CellEndToEndTests {
         _ = try await app.startedClient(level: 5)
         try await app.waitFor("a cell fix", timeout: .seconds(15)) { !app.locationUpdates.isEmpty }
         let fix = try #require(try await app.latestLocation())
-        // A neighbourhood client is given the answer coarsened to its level: the server's position within the
-        // accuracy it is told, which is no better than the server's.
+        // A neighbourhood client is given the cells' answer: the server's position within the accuracy it is told,
+        // which is no better than the server's.
         let accuracy = fix["Accuracy"]?.double ?? 0
         let latitude = fix["Latitude"]?.double ?? .nan
         let longitude = fix["Longitude"]?.double ?? .nan

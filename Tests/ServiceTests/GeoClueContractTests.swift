@@ -222,7 +222,9 @@ struct GeoClueContractTests {
         #expect(app.signals.contains { $0.member == "PropertiesChanged" && $0.path == path })
     }
 
-    @Test func coarseLevelsGetGridSnappedFixes() async throws {
+    /// The level an app asks chooses its providers; nothing the user chose limits this one, so it is served the
+    /// fix the providers have, as GeoClue serves its level's sources' fixes.
+    @Test func aCoarseLevelIsServedTheFixTheProvidersHave() async throws {
         let service = try StaticService()
         defer { service.stop() }
         let app = try await service.client()
@@ -247,7 +249,10 @@ struct GeoClueContractTests {
         let tree = try service.harness.busctl(["tree", "org.freedesktop.GeoClue2"])
         #expect(tree.status == 0)
         #expect(tree.output.contains("/org/freedesktop/GeoClue2/Manager"))
-        #expect(!tree.output.contains("/org/freedesktop/GeoClue2/Client"))
+        #expect(tree.output.contains("/org/freedesktop/GeoClue2/Client/1"), "\(tree.output)")
+        let stranger = try service.harness.busctl(["tree", "org.freedesktop.GeoClue2"], asUser: "nobody")
+        #expect(stranger.status == 0 && stranger.output.contains("/org/freedesktop/GeoClue2/Manager"))
+        #expect(!stranger.output.contains("/org/freedesktop/GeoClue2/Client"), "\(stranger.output)")
         let level = try service.harness.busctl([
             "get-property", "org.freedesktop.GeoClue2", "/org/freedesktop/GeoClue2/Manager",
             "org.freedesktop.GeoClue2.Manager", "AvailableAccuracyLevel",

@@ -128,8 +128,9 @@ struct NetworkPositioningTests {
         #expect(!(try mapsLibcurl(daemon.pid)), "libcurl was loaded before any client needed the network")
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
-        // An exact client, so that the position is not coarsened to the street level's 1 km.
-        _ = try await app.startedClient(level: 8)
+        // A street-level client (a Qt app preferring non-satellite methods) gets the Wi-Fi answer itself, as GeoClue
+        // gives it: the level chose the providers, and nothing the user chose limits the app.
+        _ = try await app.startedClient(level: 6)
         let update = try await app.waitForUpdates(1)[0]
         let location = try await app.getAll(update.new, GeoClueTestClient.locationInterface)
         #expect(location["Latitude"] == .double(52.5163) && location["Longitude"] == .double(13.3777))
@@ -164,6 +165,32 @@ struct NetworkPositioningTests {
         #expect(source == .string("network") || source == .string("cache"), "\(row.details)")
         #expect(row.details["backend"] == .string("wpa_supplicant"))
         #expect(try mapsLibcurl(daemon.pid), "the lookup went through libcurl")
+    }
+
+    /// Where the user limited the app below its request, the stable grid holds: the user's agent capping at city
+    /// turns the street client's Wi-Fi answer into the centre of a 15 km cell, and lifting the cap gives the answer
+    /// back.
+    @Test func aStreetClientTheUserCappedGetsTheGrid() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        _ = try await app.startedClient(level: 6)
+        _ = try await app.waitForUpdates(1)
+        let agent = try GeoClueTestAgent(bus: rig.bus, maxAccuracyLevel: 8)
+        try await agent.register()
+        agent.setMaxAccuracyLevel(4)
+        let capped = try await app.waitForUpdates(2)[1]
+        let coarse = try await app.getAll(capped.new, GeoClueTestClient.locationInterface)
+        let accuracy = coarse["Accuracy"]?.double ?? 0
+        #expect(accuracy >= 15_000 && coarse["Latitude"] != .double(52.5163), "\(coarse)")
+        // The cell's centre: the same for every fix inside it, the answer within the widened accuracy.
+        let latitude = coarse["Latitude"]?.double ?? .nan
+        #expect(abs(latitude - 52.5163) * 111_320 <= accuracy, "\(coarse)")
+        agent.setMaxAccuracyLevel(8)
+        let lifted = try await app.waitForUpdates(3)[2]
+        #expect(try await app.get(lifted.new, GeoClueTestClient.locationInterface, "Accuracy") == .double(42))
     }
 
     /// True when the process has libcurl mapped.
@@ -538,8 +565,9 @@ struct NetworkPositioningTests {
         let update = try await app.waitForUpdates(1)[0]
         let location = try await app.getAll(update.new, GeoClueTestClient.locationInterface)
         #expect(location["Description"] == .string("GeoIP"))
-        // Served at city level, coarsened as every fix is: never more precise than the server said.
-        #expect((location["Accuracy"]?.double ?? 0) >= 25000)
+        // Served at city level as the server answered it: no grid makes it worse than what is known.
+        #expect(location["Latitude"] == .double(48.1) && location["Longitude"] == .double(11.6))
+        #expect(location["Accuracy"] == .double(25000))
         #expect(try await app.get(update.new, Self.ours, "Provider") == .string("ip"))
         let requests = try rig.server.requests
         #expect(requests.count == 1 && requests.first?.bodyText == "{}", "\(requests)")
@@ -592,11 +620,11 @@ struct NetworkPositioningTests {
         #expect(output.contains("  Wi-Fi scans: wpa_supplicant"), "\(output)")
         #expect(output.contains("  sent: 1 lookup"), "\(output)")
         #expect(output.contains(" position from network"), "\(output)")
-        // A laptop's street-level request: served by Wi-Fi, coarsened to the level's 1 km.
+        // A laptop's street-level request: served by Wi-Fi, the answer as the server gave it.
         let located = try await runCLI(
             cli, ["locate", "--accuracy", "street", "--json"], environment: rig.bus.environment)
-        #expect(located.contains("\"horizontalAccuracy\":1000"), "\(located)")
-        #expect(located.contains("\"latitude\":52.5"), "\(located)")
+        #expect(located.contains("\"horizontalAccuracy\":42"), "\(located)")
+        #expect(located.contains("\"latitude\":52.5163"), "\(located)")
     }
 
     @concurrent

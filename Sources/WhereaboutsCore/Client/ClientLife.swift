@@ -31,8 +31,11 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
 
     /// GeoClue's `Active`: started with `Start` and not stopped.
     public private(set) var active = false
-    /// The level the client is served at.
+    /// The level the client is served at: the providers it needs.
     public private(set) var servedLevel = AccuracyLevel.none
+    /// The finest level its fixes are shown at: exact, unless the user or administrator limited the app, whose
+    /// fixes are then coarsened to that level's grid (``coarsen(_:to:)``).
+    public private(set) var shownLevel = AccuracyLevel.exact
     /// True once a fix has been served since the last start.
     public private(set) var hasFixSinceStart = false
     /// `Available`: the providers can deliver and no hold applies.
@@ -52,7 +55,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     /// True once the client was deleted; it then answers what is still in flight and does nothing else.
     public private(set) var deleted = false
 
-    /// The last fix signalled, and the level it was served at.
+    /// The last fix signalled, and the level it was shown at.
     private var lastSignalled: (fix: Fix, level: AccuracyLevel)?
     /// What the current Location object holds: the last fix signalled, or refreshed in place since.
     private var current: Fix?
@@ -113,17 +116,17 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
                 if isServing { effects.append(.recount) }
             }
             beginAdmission(.request(id), request: (timeout, maximumAge))
-        case .admitted(let purpose, let level, let latest):
+        case .admitted(let purpose, let level, let shown, let latest):
             guard let admission = admissions.removeValue(forKey: purpose) else { return }
-            admitted(admission, for: purpose, at: level, latest: latest)
+            admitted(admission, for: purpose, at: level, shown: shown, latest: latest)
         case .notAdmitted(let purpose, let error):
             guard admissions.removeValue(forKey: purpose) != nil else { return }
             notAdmitted(purpose, .admission(error))
         case .fix(let fix): offer(fix)
         case .hold(let hold, let reason): suspend(hold, reason: reason)
         case .release(let hold, let reason, let available): resume(hold, reason: reason, available: available)
-        case .permittedLevelChanged(let level, let latest, let available):
-            permittedLevelChanged(level, latest: latest, available: available)
+        case .permittedLevelChanged(let level, let shown, let latest, let available):
+            permittedLevelChanged(level, shown: shown, latest: latest, available: available)
         case .revoked:
             resumesLater = false
             halt(failing: .revoked)
@@ -161,7 +164,8 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
 
     /// The admission passed; a hold that arrived while it ran refuses instead, and those it passed are over.
     private mutating func admitted(
-        _ admission: RunningAdmission, for purpose: AdmissionPurpose, at level: AccuracyLevel, latest: Fix?
+        _ admission: RunningAdmission, for purpose: AdmissionPurpose, at level: AccuracyLevel, shown: AccuracyLevel,
+        latest: Fix?
     ) {
         let holdsBefore = admission.holds
         if holds.contains(.sessionInactive) && !holdsBefore.contains(.sessionInactive) {
@@ -179,22 +183,22 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
                 effects.append(.answerStart(nil))
                 return
             }
-            activate(at: level)
+            activate(at: level, shown: shown)
             effects.append(.answerStart(nil))
             serve()
         case .resume:
             // A hold may have come back, or the owner stopped the client, meanwhile.
             guard holds.isEmpty, resumesLater else { return }
-            activate(at: level)
+            activate(at: level, shown: shown)
             serve()
         case .request(let id):
             guard let options = admission.request else { return }
             if let maximumAge = options.maximumAge, let latest, clock.wallNow.since(latest.timestamp) <= maximumAge {
-                effects.append(.answerRequests([id], coarsen(latest, to: level)))
+                effects.append(.answerRequests([id], coarsen(latest, to: shown)))
                 return
             }
             arm(.request(id), after: options.timeout)
-            if !active { servedLevel = level }
+            if !active { (servedLevel, shownLevel) = (level, shown) }
             let wasServing = isServing
             waitingRequests.append(id)
             effects.append(wasServing ? .recount : .activityChanged)
@@ -214,12 +218,13 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         }
     }
 
-    /// Makes the client started at `level`, telling the owner.
-    private mutating func activate(at level: AccuracyLevel) {
+    /// Makes the client started at `level`, its fixes shown at `shown`, telling the owner.
+    private mutating func activate(at level: AccuracyLevel, shown: AccuracyLevel) {
         active = true
         resumesLater = false
         hasFixSinceStart = false
         servedLevel = level
+        shownLevel = shown
         effects.append(.activeChanged(true))
     }
 
@@ -271,7 +276,9 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
 
     /// A permitted level of none holds the client (`agent-disabled`) until it rises again (`agent-enabled`); a
     /// started client is served at a new level at once, with the latest fix again.
-    private mutating func permittedLevelChanged(_ level: AccuracyLevel, latest: Fix?, available: Bool) {
+    private mutating func permittedLevelChanged(
+        _ level: AccuracyLevel, shown: AccuracyLevel, latest: Fix?, available: Bool
+    ) {
         if level == .none {
             suspend(.agentDisabled, reason: "agent-disabled")
             return
@@ -280,10 +287,13 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             resume(.agentDisabled, reason: "agent-enabled", available: available)
             return
         }
-        guard isServing, level != servedLevel else { return }
-        servedLevel = level
-        effects.append(.servedLevelChanged(level))
-        effects.append(.activityChanged)
+        guard isServing, level != servedLevel || shown != shownLevel else { return }
+        if level != servedLevel {
+            servedLevel = level
+            effects.append(.servedLevelChanged(level))
+            effects.append(.activityChanged)
+        }
+        shownLevel = shown
         if let latest { stream(latest) }
     }
 
@@ -368,7 +378,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             let waiting = waitingRequests
             waitingRequests.removeAll()
             for id in waiting { disarm(.request(id)) }
-            effects.append(.answerRequests(waiting, coarsen(fix, to: servedLevel)))
+            effects.append(.answerRequests(waiting, coarsen(fix, to: shownLevel)))
             if !active { effects.append(.activityChanged) }
         }
         stream(fix)
@@ -379,8 +389,8 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     /// refreshes its Location in place.
     private mutating func stream(_ fix: Fix) {
         guard active else { return }
-        let served = coarsen(fix, to: servedLevel)
-        if hasFixSinceStart, let lastSignalled, lastSignalled.level == servedLevel, let current,
+        let served = coarsen(fix, to: shownLevel)
+        if hasFixSinceStart, let lastSignalled, lastSignalled.level == shownLevel, let current,
             current.provider == served.provider, current.timestamp == served.timestamp
         {
             // Another report of the measurement already signalled (gpsd answers ?POLL mid-epoch with part of the
@@ -398,7 +408,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             refresh(with: served)
             return
         }
-        lastSignalled = (served, servedLevel)
+        lastSignalled = (served, shownLevel)
         current = served
         effects.append(.signal(served))
     }
@@ -422,7 +432,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     private mutating func answerAfterDeletion(_ event: Event) {
         let (purpose, failure): (AdmissionPurpose, Failure)
         switch event {
-        case .admitted(let admitted, _, _): (purpose, failure) = (admitted, .deleted)
+        case .admitted(let admitted, _, _, _): (purpose, failure) = (admitted, .deleted)
         case .notAdmitted(let refused, let error): (purpose, failure) = (refused, .admission(error))
         default: return
         }

@@ -85,8 +85,10 @@ public enum ClientEvent<AdmissionError: Sendable>: Sendable {
     /// `RequestLocation`, its options valid: a time limit, the oldest cached fix that answers it at once, and the
     /// `high-accuracy` option when given.
     case requestLocation(RequestID, timeout: Duration, maximumAge: Duration?, highAccuracy: Bool?)
-    /// The admission for `purpose` passed at `level`; `latest` is the latest fix any provider produced.
-    case admitted(AdmissionPurpose, level: AccuracyLevel, latest: Fix?)
+    /// The admission for `purpose` passed at `level`, its fixes shown no finer than `shown` (exact unless the user or
+    /// administrator limited the app: ``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``);
+    /// `latest` is the latest fix any provider produced.
+    case admitted(AdmissionPurpose, level: AccuracyLevel, shown: AccuracyLevel = .exact, latest: Fix?)
     /// The admission for `purpose` refused.
     case notAdmitted(AdmissionPurpose, AdmissionError)
     /// A provider's fix, as fused.
@@ -95,9 +97,10 @@ public enum ClientEvent<AdmissionError: Sendable>: Sendable {
     case hold(ClientHold, reason: String)
     /// `hold` ended; `available` is whether the providers can deliver now.
     case release(ClientHold, reason: String, available: Bool)
-    /// The finest level the client may get changed (the user's agent cap); `latest` is the latest fix, served again
-    /// at the new level; `available` as in ``release(_:reason:available:)``.
-    case permittedLevelChanged(AccuracyLevel, latest: Fix?, available: Bool)
+    /// The finest level the client may get changed (the user's agent cap), and with it the level its fixes are
+    /// shown at; `latest` is the latest fix, served again at the new level; `available` as in
+    /// ``release(_:reason:available:)``.
+    case permittedLevelChanged(AccuracyLevel, shown: AccuracyLevel = .exact, latest: Fix?, available: Bool)
     /// The app's authorisation was revoked.
     case revoked
     /// The providers can now deliver (or no longer can), for `reason`.
