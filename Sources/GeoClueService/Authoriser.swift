@@ -27,7 +27,7 @@ extension GeoClueService {
 
     /// The authorisation of `client` for the user of `busName`, from polkit, the stored decisions and the
     /// configuration (``AuthorisationRule``); without polkit, from the configuration, the stored decisions and
-    /// whether the user has an agent to ask (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
+    /// whether the user has an agent to ask (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentAsks:)``).
     /// A verified app's stored decision serves only a verified caller (``GrantStore/decision(uid:app:verified:)``).
     func authorisation(busName: String, uid: UInt32, app client: ClientApp, level: AccuracyLevel) async
         -> Result<Authorisation, AuthorisationFailure>
@@ -39,7 +39,7 @@ extension GeoClueService {
         if case .granted(_, let isApproximate) = stored { approximate = isApproximate }
         guard let polkit else {
             let status = AuthorisationRule.statusWithoutPolkit(
-                stored: stored, configuration: permission, agentRegistered: hasAgent(uid: uid))
+                stored: stored, configuration: permission, agentAsks: hasAgent(uid: uid) && client.isSandboxed)
             return .success(Authorisation(status: status, approximate: approximate))
         }
         // always first, from the cache or polkit; when in use only when always leaves the status open. On a cold

@@ -29,7 +29,7 @@ extension ClientObject {
     /// 2. its authorisation status, from polkit or the stored decisions (`AccessDenied` with polkit's failure, or
     ///    `LimitsExceeded` when the user has too many checks waiting);
     /// 3. the user's agent cap is not 0 ("Geolocation disabled for UID N");
-    /// 4. an app not determined is allowed by the user's agent, for this start ("Agent rejected …");
+    /// 4. a sandboxed app not determined is allowed by the user's agent, for this start ("Agent rejected …");
     /// 5. *when in use*: its login session is active;
     /// 6. the level: what it requested, within the grant, the agent's allowance and the cap as they are now;
     /// 7. location services are on (`ServicesDisabled`), checked first and again last, with the client still there
@@ -45,7 +45,7 @@ extension ClientObject {
         try requireConfigurationAllows(app.id, uid: uid)
         try await refreshAuthorisation(app, uid: uid)
         let cap = try await requireAgentCapAllows(app.id, uid: uid)
-        try await askAgentIfUndetermined(app.id, uid: uid)
+        try await askAgentIfUndetermined(app, uid: uid)
         let session = try await loginSessionIfWhenInUse()
         let admitted = try levelAdmitted(app.id, uid: uid, session: session, cap: cap)
         try requireServices()
@@ -96,10 +96,14 @@ extension ClientObject {
         return cap
     }
 
-    /// Step 4: asks the user's agent, as GeoClue does at `Start`, whether an app not determined may have location;
-    /// the answer holds for this start only (the agent keeps its own memory).
-    private func askAgentIfUndetermined(_ appID: String, uid: UInt32) async throws(DBusError) {
-        guard authorisation.status == .notDetermined, agentAllowance == nil, service.hasAgent(uid: uid) else { return }
+    /// Step 4: asks the user's agent, as GeoClue does at `Start`, whether a sandboxed app not determined may have
+    /// location (GeoClue asks about no host app); the answer holds for this start only (the agent keeps its own
+    /// memory).
+    private func askAgentIfUndetermined(_ app: ClientApp, uid: UInt32) async throws(DBusError) {
+        let appID = app.id
+        guard authorisation.status == .notDetermined, agentAllowance == nil, app.isSandboxed,
+            service.hasAgent(uid: uid)
+        else { return }
         let requested = AccuracyLevel(clampingRequested: life.requestedLevel)
         switch await service.authorizeApp(uid: uid, app: appID, level: requested) {
         case .success(let allowed?):

@@ -86,9 +86,10 @@ public enum AuthorisationRule {
 
     /// The status without polkit (`[authorisation] polkit=false`), as GeoClue decides: the configuration refusing
     /// the app gives `restricted` and `allowed=true` gives `authorisedAlways`; otherwise the user's stored decision
-    /// stands; an app nobody decided about is `notDetermined` while the user has an agent, which is asked at
-    /// `Start`, and `authorisedAlways` without one, as GeoClue lets apps in when no agent runs.
-    public static func statusWithoutPolkit(stored: StoredDecision?, configuration: AppPermission, agentRegistered: Bool)
+    /// stands; an app nobody decided about is `notDetermined` when the user's agent asks about it (`agentAsks`:
+    /// an agent is registered and the app is sandboxed, the only apps GeoClue asks agents about), which it does at
+    /// `Start`, and `authorisedAlways` otherwise, as GeoClue lets in a host app, or any app when no agent runs.
+    public static func statusWithoutPolkit(stored: StoredDecision?, configuration: AppPermission, agentAsks: Bool)
         -> AuthorisationStatus
     {
         switch (configuration, stored) {
@@ -96,7 +97,7 @@ public enum AuthorisationRule {
         case (.allowed, _): .authorisedAlways
         case (_, .granted(let kind, _)?): kind.status
         case (_, .denied?): .denied
-        case (_, nil): agentRegistered ? .notDetermined : .authorisedAlways
+        case (_, nil): agentAsks ? .notDetermined : .authorisedAlways
         }
     }
 

@@ -2,7 +2,7 @@
 /// Polkit module's `PolkitAuthority` answers it.
 ///
 /// The daemon passes polkit; a service made without one lets the configuration, the stored decisions and the
-/// users' GeoClue agents decide (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentRegistered:)``).
+/// users' GeoClue agents decide (``AuthorisationRule/statusWithoutPolkit(stored:configuration:agentAsks:)``).
 public protocol Authoriser: AnyObject, Sendable {
     /// polkit's answer for `action` about the connection `busName`, or a message saying why there is none.
     func check(busName: String, action: String, details: [String: String], interactive: Bool, timeout: Duration)

@@ -38,7 +38,7 @@ struct AuthorisationRuleTests {
 
     @Test func withoutPolkitTheConfigurationTheStoreAndTheAgentDecide() {
         func status(_ stored: StoredDecision?, _ configuration: AppPermission, agent: Bool) -> AuthorisationStatus {
-            AuthorisationRule.statusWithoutPolkit(stored: stored, configuration: configuration, agentRegistered: agent)
+            AuthorisationRule.statusWithoutPolkit(stored: stored, configuration: configuration, agentAsks: agent)
         }
         #expect(status(.granted(.always, approximate: false), .disallowed, agent: false) == .restricted)
         #expect(status(.denied, .allowed, agent: true) == .authorisedAlways)

@@ -9,6 +9,9 @@ Steps, in the order given:
     desktop-id prints "desktop-id VALUE" (GeoClue's DesktopId, as the service keeps it)
     check      prints "status STATUS" (CheckAuthorisation)
     locate     Start, then prints "fix LATITUDE LONGITUDE" at the first LocationUpdated (10 s at most: "no fix")
+    accuracy   prints "accuracy ACCURACY" of the fix the last locate printed
+    request-when-in-use, request-always
+               prints "status STATUS" (RequestAuthorisation of that kind)
     agent      AddAgent("gnome-shell"): prints "agent registered"
 A refused call prints "refused NAME: MESSAGE" and the script goes on with the next step; it exits 0.
 
@@ -64,6 +67,9 @@ except dbus.exceptions.DBusException as error:
     sys.exit(0)
 
 
+located = {}
+
+
 def locate():
     found = {}
 
@@ -72,6 +78,7 @@ def locate():
             location = message.get_args_list()[1]
             found["fix"] = (call(location, PROPERTIES, "Get", LOCATION, "Latitude"),
                             call(location, PROPERTIES, "Get", LOCATION, "Longitude"))
+            located["accuracy"] = call(location, PROPERTIES, "Get", LOCATION, "Accuracy")
             loop.quit()
 
     connection.add_message_filter(on_message)
@@ -98,6 +105,11 @@ for step in steps:
             say("status %s" % call(client, WHEREABOUTS_CLIENT, "CheckAuthorisation"))
         elif step == "locate":
             locate()
+        elif step == "accuracy":
+            say("accuracy %.1f" % located["accuracy"] if "accuracy" in located else "no fix")
+        elif step in ("request-when-in-use", "request-always"):
+            kind = step[len("request-"):]
+            say("status %s" % call(client, WHEREABOUTS_CLIENT, "RequestAuthorisation", kind, dbus.Dictionary({}, signature="sv")))
         elif step == "agent":
             call(MANAGER_PATH, MANAGER, "AddAgent", "gnome-shell")
             say("agent registered")

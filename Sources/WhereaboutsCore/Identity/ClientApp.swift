@@ -36,6 +36,14 @@ public enum ClientApp: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// True for an app in a sandbox (Flatpak or snap): the apps whose `Start` GeoClue asks the user's agent about.
+    public var isSandboxed: Bool {
+        switch self {
+        case .flatpak, .snap: true
+        case .portal, .claimed: false
+        }
+    }
+
     /// True when the system vouches for the id: a sandbox's, or the portal's.
     public var isVerified: Bool {
         if case .claimed = self { return false }
