@@ -11,16 +11,11 @@ public enum AccuracyLevel: UInt32, Sendable, Comparable, CaseIterable {
     case street = 6
     case exact = 8
 
-    /// Maps any requested wire value onto the level a client is served at, as GeoClue 2.6 does at `Start`:
-    /// values above `exact` become `exact`; `none` and the unused values 2, 3 and 7 become `country`.
+    /// Maps any requested wire value onto the level a client is served at, as GeoClue 2.6 does at `Start`
+    /// (`ensure_valid_accuracy_level`): values above `exact` become `exact`, an unused value is rounded down to the
+    /// level below it (7 to `street`, 2 and 3 to `country`), and `none` becomes `country`.
     public init(clampingRequested raw: UInt32) {
-        if raw >= AccuracyLevel.exact.rawValue {
-            self = .exact
-        } else if let level = AccuracyLevel(rawValue: raw), level != .none {
-            self = level
-        } else {
-            self = .country
-        }
+        self = AccuracyLevel.allCases.last { $0 != .none && $0.rawValue <= raw } ?? .country
     }
 
     /// The horizontal radius, in metres, that a fix served at this level is never more precise than.

@@ -549,7 +549,7 @@ private let places: [(Double, Double)] = [
         (4, .city),
         (5, .neighborhood),
         (6, .street),
-        (7, .country),
+        (7, .street),
         (8, .exact),
         (9, .exact),
         (100, .exact),
