@@ -126,6 +126,8 @@ final class ClientObject: ExportedObject {
     /// GeoClue's thresholds take effect at once; the requested level is read at the next `Start`, as in GeoClue.
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
         if interface == Whereabouts.clientInterface { usesWhereaboutsInterfaces = true }
+        // As GeoClue's skeleton, a write that changes nothing is not announced (a first DesktopId, even "", is).
+        let before = name == "DesktopId" ? desktopId.map(DBusValue.string) : property(name, interface: interface)
         switch name {
         case "DistanceThreshold": apply(.set(.distanceThreshold(value.uint32!)))
         case "TimeThreshold": apply(.set(.timeThreshold(value.uint32!)))
@@ -152,9 +154,11 @@ final class ClientObject: ExportedObject {
             }
             apply(.set(.minimumUpdateDistance(metres)))
         case "MonitoringTimeout": apply(.set(.monitoringTimeout(value.uint32!)))
-        default: throw .invalidArgs("Property \"\(name)\" is not writable")
+        default: throw .invalidArgs("Property “\(name)” is not writable")
         }
-        emitChanged([name: property(name, interface: interface)], interface: interface)
+        let after = property(name, interface: interface)
+        guard after != before else { return }
+        emitChanged([name: after], interface: interface)
     }
 
     /// `RequestLocation`, `RequestAuthorisation` and `CheckAuthorisation` answer later, so each call counts against
@@ -335,22 +339,38 @@ final class ClientObject: ExportedObject {
     private func signal(_ fix: Fix) {
         let oldPath = streamed.currentPath ?? .root
         let object = streamed.add(fix, owner: owner, in: service, under: path, onExtendedRead: extendedRead)
-        emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
+        // In GeoClue's order: the signal, then the property's change.
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
+        emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
     }
 
     /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`: on GeoClue's
     /// Location interface, and on ours once the owner uses Whereabouts' interfaces.
     private func refresh(_ current: LocationObject, with fix: Fix) {
+        var before: [String: [String: DBusValue]] = [:]
+        for interface in current.interfaces { before[interface.name] = current.allProperties(of: interface) }
         current.fix = fix
         for interface in current.interfaces
         where interface.name != Whereabouts.locationInterface || usesWhereaboutsInterfaces {
+            // Only what changed, as GeoClue's skeleton announces it.
+            let changed = current.allProperties(of: interface).filter {
+                !Self.sameOnTheWire(before[interface.name]?[$0.key], $0.value)
+            }
+            guard !changed.isEmpty else { continue }
             service.connection.emitPropertiesChanged(
-                path: current.path, interface: interface.name, changed: current.allProperties(of: interface),
-                destination: owner)
+                path: current.path, interface: interface.name, changed: changed, destination: owner)
         }
+    }
+
+    /// True when `old` and `new` are the same value as they go on the wire: a number unknown before (NaN, in our
+    /// interface) and unknown still is no change.
+    private static func sameOnTheWire(_ old: DBusValue?, _ new: DBusValue) -> Bool {
+        if case .double(let before)? = old, case .double(let after) = new {
+            return before.bitPattern == after.bitPattern
+        }
+        return old == new
     }
 
     /// `LastLocation`: the latest fix any provider produced, even an old one, as an object marked stale at

@@ -224,7 +224,8 @@ struct BusMessageCountTests {
         }
     }
 
-    /// What a GeoClue client (libgeoclue, the portal, browsers) follows comes as before, in order; the property
+    /// What a GeoClue client (libgeoclue, the portal, browsers) follows comes in GeoClue's order (`LocationUpdated`,
+    /// then the change of `Location`); the property
     /// changes of our own interfaces reach only a client that uses them.
     @Test(.timeLimit(.minutes(2)))
     func aGeoClueClientHearsWhatItFollowsAndOnlyOurClientsHearOurs() throws {
@@ -236,7 +237,7 @@ struct BusMessageCountTests {
         #expect(
             Self.signals(to: geoClueClient, in: typical) == [
                 "PropertiesChanged \(client) DesktopId", "PropertiesChanged \(client) RequestedAccuracyLevel",
-                "PropertiesChanged \(client) Active", "PropertiesChanged \(client) Location", "LocationUpdated",
+                "PropertiesChanged \(client) Active", "LocationUpdated", "PropertiesChanged \(client) Location",
                 "PropertiesChanged \(client) Active",
             ])
         let (ourClient, extended) = try Self.recordLife(on: service.bus, app: Self.app, mode: "life-extended")
@@ -244,7 +245,7 @@ struct BusMessageCountTests {
             Self.signals(to: ourClient, in: extended) == [
                 "PropertiesChanged \(client) DesktopId", "PropertiesChanged \(client) RequestedAccuracyLevel",
                 "PropertiesChanged io.github.whereabouts1.Client Approximate,AuthorisationStatus",
-                "PropertiesChanged \(client) Active", "PropertiesChanged \(client) Location", "LocationUpdated",
+                "PropertiesChanged \(client) Active", "LocationUpdated", "PropertiesChanged \(client) Location",
                 "PropertiesChanged \(client) Active",
             ])
     }
