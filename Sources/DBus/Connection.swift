@@ -507,21 +507,21 @@ public final class Connection {
             return .later
         }
         let object = served(at: path)?.object
-        guard let object else { throw .unknownMethod("Object does not exist at path \"\(path)\"") }
+        guard let object else { throw .unknownMethod("Object does not exist at path “\(path)”") }
         if interface == "org.freedesktop.DBus.Properties" {
             return try PropertiesDispatch.handle(call, member: member, object: object, path: path)
         }
         guard let (owner, method) = Connection.find(member: member, interface: interface, in: object.interfaces)
         else {
             if let interface, !object.interfaces.contains(where: { $0.name == interface }) {
-                throw .unknownMethod("No such interface \"\(interface)\" on object at path \(path)")
+                throw .unknownMethod("No such interface “\(interface)” on object at path \(path)")
             }
-            throw .unknownMethod("No such method \"\(member)\"")
+            throw .unknownMethod("No such method “\(member)”")
         }
         if let denied = object.checkAccess(sender: call.sender) { throw denied }
         guard message.signature == method.inputSignature else {
             throw .invalidArgs(
-                "Type of message, \"(\(message.signature))\", does not match expected type \"(\(method.inputSignature))\""
+                "Type of message, “(\(message.signature))”, does not match expected type “(\(method.inputSignature))”"
             )
         }
         return try object.handle(call, interface: owner.name, method: member)

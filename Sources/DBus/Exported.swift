@@ -33,10 +33,13 @@ public struct PropertyDescription: Sendable, Hashable {
     public var name: String
     public var signature: String
     public var access: Access
-    public init(_ name: String, _ signature: String, _ access: Access) {
+    /// Introspection's annotations of the property, by name.
+    public var annotations: [String: String]
+    public init(_ name: String, _ signature: String, _ access: Access, annotations: [String: String] = [:]) {
         self.name = name
         self.signature = signature
         self.access = access
+        self.annotations = annotations
     }
 }
 
@@ -137,7 +140,7 @@ extension ExportedObject {
     }
 
     public func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBusError) {
-        throw .invalidArgs("Property \"\(name)\" is not writable")
+        throw .invalidArgs("Property “\(name)” is not writable")
     }
 
     public func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError)
@@ -280,8 +283,17 @@ enum Introspection {
             xml += "  </signal>\n"
         }
         for property in interface.properties {
-            xml +=
-                "  <property type=\"\(property.signature)\" name=\"\(property.name)\" access=\"\(property.access.rawValue)\"/>\n"
+            let attributes =
+                "type=\"\(property.signature)\" name=\"\(property.name)\" access=\"\(property.access.rawValue)\""
+            guard !property.annotations.isEmpty else {
+                xml += "  <property \(attributes)/>\n"
+                continue
+            }
+            xml += "  <property \(attributes)>\n"
+            for (name, value) in property.annotations.sorted(by: { $0.key < $1.key }) {
+                xml += "   <annotation name=\"\(name)\" value=\"\(value)\"/>\n"
+            }
+            xml += "  </property>\n"
         }
         return xml + " </interface>\n"
     }

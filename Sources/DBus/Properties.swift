@@ -16,7 +16,7 @@ enum PropertiesDispatch {
             let property = try find(object, interface: arguments[0].string!, name: arguments[1].string!, path: path)
             if let denied = object.checkAccess(sender: call.sender) { throw denied }
             guard property.1.access != .write else {
-                throw .invalidArgs("Property \"\(property.1.name)\" is not readable")
+                throw .invalidArgs("Property “\(property.1.name)” is not readable")
             }
             let name = property.1.name
             return answer(call, object.read([name], interface: property.0, call: call)) { values in
@@ -27,7 +27,7 @@ enum PropertiesDispatch {
             let interfaceName = arguments[0].string!
             guard let interface = object.interfaces.first(where: { $0.name == interfaceName }) else {
                 if isStandard(interfaceName) { return .values([.vardict([:])]) }
-                throw .invalidArgs("No such interface \"\(interfaceName)\" on object at path \(path)")
+                throw .invalidArgs("No such interface “\(interfaceName)”")
             }
             // As GDBus leaves out each property whose read is refused, a caller who may read none gets none.
             guard object.checkAccess(sender: call.sender) == nil else { return .values([.vardict([:])]) }
@@ -38,17 +38,17 @@ enum PropertiesDispatch {
             let property = try find(object, interface: arguments[0].string!, name: arguments[1].string!, path: path)
             if let denied = object.checkAccess(sender: call.sender) { throw denied }
             guard property.1.access != .read else {
-                throw .invalidArgs("Property \"\(property.1.name)\" is not writable")
+                throw .invalidArgs("Property “\(property.1.name)” is not writable")
             }
             let value = arguments[2].unwrapped
             guard value.signature == property.1.signature else {
                 throw .invalidArgs(
-                    "Error setting property \"\(property.1.name)\": Expected type \"\(property.1.signature)\" but got \"\(value.signature)\""
+                    "Error setting property “\(property.1.name)”: Expected type “\(property.1.signature)” but got “\(value.signature)”"
                 )
             }
             return try object.setProperty(property.1.name, interface: property.0, value: value, call: call)
         default:
-            throw .unknownMethod("No such method \"\(member)\"")
+            throw .unknownMethod("No such method “\(member)”")
         }
     }
 
@@ -75,9 +75,9 @@ enum PropertiesDispatch {
         throws(DBusError) -> (String, PropertyDescription)
     {
         guard let owner = object.interfaces.first(where: { $0.name == interface }) else {
-            throw .invalidArgs("No such interface \"\(interface)\" on object at path \(path)")
+            throw .invalidArgs("No such interface “\(interface)”")
         }
-        guard let property = owner.property(name) else { throw .invalidArgs("No such property \"\(name)\"") }
+        guard let property = owner.property(name) else { throw .invalidArgs("No such property “\(name)”") }
         return (owner.name, property)
     }
 
@@ -86,6 +86,6 @@ enum PropertiesDispatch {
     }
 
     private static func signatureError(_ call: MethodCall, expected: String) -> DBusError {
-        .invalidArgs("Type of message, \"(\(call.message.signature))\", does not match expected type \"(\(expected))\"")
+        .invalidArgs("Type of message, “(\(call.message.signature))”, does not match expected type “(\(expected))”")
     }
 }

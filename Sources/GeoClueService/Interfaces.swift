@@ -7,6 +7,8 @@ enum GeoClue {
     static let managerPath = ObjectPath(BusNames.GeoClue.managerPath)!
     static let clientRoot = ObjectPath(BusNames.GeoClue.clientRoot)!
     static let agentPath = ObjectPath(BusNames.GeoClue.agentPath)!
+    /// The annotation GeoClue's interface file gives the thresholds: their default, 0.
+    static let defaultZero = ["org.freedesktop.Accounts.DefaultValue": "0"]
 
     static let managerInterface = BusNames.GeoClue.managerInterface
     static let clientInterface = BusNames.GeoClue.clientInterface
@@ -32,8 +34,8 @@ enum GeoClue {
         methods: [MethodDescription("Start"), MethodDescription("Stop")],
         properties: [
             PropertyDescription("Location", "o", .read),
-            PropertyDescription("DistanceThreshold", "u", .readwrite),
-            PropertyDescription("TimeThreshold", "u", .readwrite),
+            PropertyDescription("DistanceThreshold", "u", .readwrite, annotations: GeoClue.defaultZero),
+            PropertyDescription("TimeThreshold", "u", .readwrite, annotations: GeoClue.defaultZero),
             PropertyDescription("DesktopId", "s", .readwrite),
             PropertyDescription("RequestedAccuracyLevel", "u", .readwrite),
             PropertyDescription("Active", "b", .read),

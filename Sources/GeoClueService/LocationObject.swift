@@ -35,7 +35,7 @@ final class LocationObject: ExportedObject {
     }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
-        throw .unknownMethod("No such method \"\(method)\"")
+        throw .unknownMethod("No such method “\(method)”")
     }
 
     /// A property's value for `Get` and `GetAll`, which only the owner may call.

@@ -32,7 +32,7 @@ final class ManagerObject: ExportedObject {
     /// `Set` of `io.github.whereabouts1.Manager.LocationServicesEnabled`: needs the management action.
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply {
         guard name == "LocationServicesEnabled", let enabled = value.bool else {
-            throw .invalidArgs("Property \"\(name)\" is not writable")
+            throw .invalidArgs("Property “\(name)” is not writable")
         }
         try service.hold(call)
         service.switchServices(call, enabled: enabled)

@@ -61,19 +61,24 @@ public struct SignalSpec: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "signal \(name)(\(args.map { "\($0.type) \($0.name)" }.joined(separator: ", ")))" }
 }
 
-/// A property, its signature and access.
+/// A property, its signature, access and annotations (such as GeoClue's `org.freedesktop.Accounts.DefaultValue`).
 public struct PropertySpec: Hashable, Sendable, CustomStringConvertible {
     public var name: String
     public var type: String
     public var access: PropertyAccess
+    public var annotations: [String: String]
 
-    public init(_ name: String, _ type: String, _ access: PropertyAccess) {
+    public init(_ name: String, _ type: String, _ access: PropertyAccess, annotations: [String: String] = [:]) {
         self.name = name
         self.type = type
         self.access = access
+        self.annotations = annotations
     }
 
-    public var description: String { "property \(name) \(type) \(access.rawValue)" }
+    public var description: String {
+        "property \(name) \(type) \(access.rawValue)"
+            + annotations.sorted { $0.key < $1.key }.map { " [\($0.key)=\($0.value)]" }.joined()
+    }
 }
 
 /// The members of one D-Bus interface as an introspection document declares them, in document order.
@@ -229,9 +234,14 @@ private final class IntrospectionReader: NSObject, XMLParserDelegate {
             }
             signal?.args.append(ArgSpec(attributes["name"] ?? "", type, .out))
         case (_, "annotation"):
-            // Annotations may appear on interfaces, members and arguments; they are not part of the value.
+            // Annotations may appear on interfaces, members and arguments; a property's are part of its value.
             guard ["interface", "method", "signal", "property", "arg"].contains(parent) else {
                 return fail("<annotation> inside <\(parent ?? "")>", parser)
+            }
+            if parent == "property", let name = attributes["name"], let value = attributes["value"],
+                let last = interface?.properties.indices.last
+            {
+                interface?.properties[last].annotations[name] = value
             }
         default:
             return fail("unexpected <\(elementName)> inside <\(parent ?? "")>", parser)

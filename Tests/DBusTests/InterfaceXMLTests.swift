@@ -5,6 +5,9 @@ import Testing
 /// The members of GeoClue's published interfaces (`interface/org.freedesktop.GeoClue2.*.xml`, identical in
 /// GeoClue 2.6.0, 2.7.1 and 2.8.0), which our copies in `dbus/` must match exactly.
 enum GeoClueInterfaces {
+    /// The annotation GeoClue gives the thresholds.
+    static let defaultZero = ["org.freedesktop.Accounts.DefaultValue": "0"]
+
     static let manager = InterfaceSpec(
         "org.freedesktop.GeoClue2.Manager",
         methods: [
@@ -24,8 +27,8 @@ enum GeoClueInterfaces {
         signals: [SignalSpec("LocationUpdated", [ArgSpec("old", "o"), ArgSpec("new", "o")])],
         properties: [
             PropertySpec("Location", "o", .read),
-            PropertySpec("DistanceThreshold", "u", .readwrite),
-            PropertySpec("TimeThreshold", "u", .readwrite),
+            PropertySpec("DistanceThreshold", "u", .readwrite, annotations: GeoClueInterfaces.defaultZero),
+            PropertySpec("TimeThreshold", "u", .readwrite, annotations: GeoClueInterfaces.defaultZero),
             PropertySpec("DesktopId", "s", .readwrite),
             PropertySpec("RequestedAccuracyLevel", "u", .readwrite),
             PropertySpec("Active", "b", .read),
@@ -94,7 +97,10 @@ private func inXY(_ members: String) -> String { #"<node><interface name="x.Y">"
                     ],
                     signals: [SignalSpec("Changed", [ArgSpec("what", "as"), ArgSpec("", "a{sv}")])],
                     properties: [
-                        PropertySpec("Count", "u", .read), PropertySpec("Label", "s", .readwrite),
+                        PropertySpec("Count", "u", .read),
+                        PropertySpec(
+                            "Label", "s", .readwrite,
+                            annotations: ["org.freedesktop.DBus.Property.EmitsChangedSignal": "true"]),
                         PropertySpec("Secret", "ay", .write),
                     ]))
         #expect(interfaces["org.example.B"] == InterfaceSpec("org.example.B"))
@@ -151,6 +157,23 @@ private func inXY(_ members: String) -> String { #"<node><interface name="x.Y">"
 }
 
 @Suite struct GeoClueInterfaceFileTests {
+    /// GeoClue 2.6's own interface files, as its package (`geoclue-2.0`) installs them.
+    static let installed = URL(fileURLWithPath: "/usr/share/dbus-1/interfaces")
+
+    /// Ours say what GeoClue's say, member by member and annotation by annotation: introspection shows what GeoClue
+    /// shows (ours add comments only).
+    @Test(arguments: [GeoClueInterfaces.manager, GeoClueInterfaces.client, GeoClueInterfaces.location])
+    func fileMatchesTheInstalledGeoClue(_ expected: InterfaceSpec) throws {
+        let file = Self.installed.appendingPathComponent("\(expected.name).xml")
+        guard FileManager.default.fileExists(atPath: file.path) else {
+            throw TestEnvironmentError("\(file.path) is not installed (Debian package geoclue-2.0)")
+        }
+        let theirs = try #require(try InterfaceXML.parse(contentsOf: file).interfaces[expected.name])
+        let ours = try #require(try Self.load(expected.name).interfaces[expected.name])
+        #expect(ours.memberLines == theirs.memberLines)
+        #expect(ours == theirs)
+    }
+
     static func load(_ name: String) throws -> (interfaces: [String: InterfaceSpec], children: [String]) {
         try InterfaceXML.parse(
             contentsOf: ProjectPaths.root.appendingPathComponent("dbus").appendingPathComponent("\(name).xml"))

@@ -160,19 +160,19 @@ struct GeoClueContractTests {
         let app = try await service.client()
         defer { app.close() }
         let path = try await app.getClient()
-        await expectDBusError(DBusError.Name.invalidArgs, containing: "Property \"InUse\" is not writable") {
+        await expectDBusError(DBusError.Name.invalidArgs, containing: "Property “InUse” is not writable") {
             try await app.set(managerPath, manager, "InUse", .boolean(true))
         }
-        await expectDBusError(DBusError.Name.invalidArgs, containing: "Property \"Active\" is not writable") {
+        await expectDBusError(DBusError.Name.invalidArgs, containing: "Property “Active” is not writable") {
             try await app.set(path, client, "Active", .boolean(true))
         }
-        await expectDBusError(DBusError.Name.invalidArgs, containing: "Expected type \"u\" but got \"s\"") {
+        await expectDBusError(DBusError.Name.invalidArgs, containing: "Expected type “u” but got “s”") {
             try await app.set(path, client, "RequestedAccuracyLevel", .string("8"))
         }
-        await expectDBusError(DBusError.Name.invalidArgs, containing: "No such property \"NoSuchProp\"") {
+        await expectDBusError(DBusError.Name.invalidArgs, containing: "No such property “NoSuchProp”") {
             _ = try await app.get(path, client, "NoSuchProp")
         }
-        await expectDBusError(DBusError.Name.unknownMethod, containing: "No such method \"Frobnicate\"") {
+        await expectDBusError(DBusError.Name.unknownMethod, containing: "No such method “Frobnicate”") {
             _ = try await app.call(path, client, "Frobnicate")
         }
         await expectDBusError(DBusError.Name.accessDenied, containing: "not-an-agent not allowed to act as agent") {
