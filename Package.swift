@@ -86,7 +86,8 @@ let package = Package(
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestSupport"], swiftSettings: strict),
-        .testTarget(name: "StorageTests", dependencies: ["WhereaboutsStorage"], swiftSettings: strict),
+        .testTarget(
+            name: "StorageTests", dependencies: ["WhereaboutsStorage", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestSupport"],

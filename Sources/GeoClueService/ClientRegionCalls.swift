@@ -7,8 +7,9 @@ import WhereaboutsCore
 extension ClientObject {
     /// `AddRegion(s id, d latitude, d longitude, d radius, a{sv} options) → d watched_radius`: parses and
     /// validates the arguments (`InvalidArgs` naming the one refused), then needs location services on and the
-    /// app authorised *always* (`PermissionDenied`), then watches the region (`LimitsExceeded` past
-    /// ``Region/limitPerOwner``), and replies with the radius watched.
+    /// app authorised *always* (`PermissionDenied`), then watches the region (`LimitsExceeded`, with nothing stored,
+    /// past ``Region/limitPerOwner``, ``Region/limitPerUser`` or ``Region/limitInAll``), and replies with the radius
+    /// watched.
     func addRegion(_ call: MethodCall) throws(DBusError) -> Reply {
         let arguments = call.arguments
         guard let id = arguments[0].string, let latitude = arguments[1].double, let longitude = arguments[2].double,
@@ -40,12 +41,10 @@ extension ClientObject {
                             "watching regions needs the app to be authorised always; it is \(authorisation.status.rawValue)"
                     )
                 }
-                do {
+                do throws(RegionLimitReached) {
                     try service.regions.add(region, for: RegionOwner(user: uid, app: app))
                 } catch {
-                    throw DBusError(
-                        name: Whereabouts.Error.limitsExceeded,
-                        message: "'\(app.id)' already watches \(Region.limitPerOwner) regions for this user")
+                    throw DBusError(name: Whereabouts.Error.limitsExceeded, message: error.description)
                 }
                 call.reply([.double(region.radius)])
             } catch {

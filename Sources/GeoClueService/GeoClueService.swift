@@ -69,8 +69,8 @@ public final class GeoClueService {
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
     /// The regions the apps watch.
-    private(set) lazy var regions = RegionWatch(service: self, file: regionFile)
-    private let regionFile: RegionStoreFile?
+    private(set) lazy var regions = RegionWatch(service: self, store: regionStore)
+    private let regionStore: RegionStore?
     /// The calls held unanswered, counted against ``heldCallLimits``.
     private var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
 
@@ -101,14 +101,14 @@ public final class GeoClueService {
     /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
-    /// `staticLocationFile` the location `SetStaticLocation` set and `regionFile` the regions the apps watch;
+    /// `staticLocationFile` the location `SetStaticLocation` set and `regionStore` the regions the apps watch;
     /// `readProcess` reads a caller's cgroups, which tell its sandbox, and its real user
     /// (``ProcessCgroup/read(pid:procRoot:)``; a test may give what it likes).
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
-        staticLocationFile: StaticLocationOverrideFile? = nil, regionFile: RegionStoreFile? = nil,
+        staticLocationFile: StaticLocationOverrideFile? = nil, regionStore: RegionStore? = nil,
         readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
             ProcessCgroup.read(pid: $0)
         }
@@ -127,7 +127,7 @@ public final class GeoClueService {
         self.grantFile = grantFile
         self.servicesSwitch = servicesSwitch
         self.staticLocationFile = staticLocationFile
-        self.regionFile = regionFile
+        self.regionStore = regionStore
         staticLocation = staticLocationFile?.load(now: clock.wallNow) { logger.error($0) }
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
         if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
@@ -218,6 +218,16 @@ public final class GeoClueService {
 
     /// The number of clients.
     public var clientCount: Int { clients.count }
+
+    /// True while any app's region or pending event is kept: they are watched whenever they exist, so the idle exit
+    /// waits.
+    public var keepsRegions: Bool { regions.isKeeping }
+
+    /// Called when ``keepsRegions`` changes.
+    public var onKeepsRegionsChanged: (@BusActor (Bool) -> Void)? {
+        get { regions.onKeepingChanged }
+        set { regions.onKeepingChanged = newValue }
+    }
 
     /// Serves a new fix to every active client.
     public func deliver(_ fix: Fix) {

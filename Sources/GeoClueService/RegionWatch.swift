@@ -7,35 +7,51 @@ import WhereaboutsStorage
 /// ``RegionMonitor`` fed with every fix, its changes sent as `io.github.whereabouts1.Client.RegionChanged` to the
 /// connections of the app's clients, or kept for `PendingRegionEvents` while the app has none; its deadlines (dwell,
 /// the undecided timeout, expiry) on the service's timers; the level it needs added to the providers' demand; the
-/// regions and pending events kept in a file beside the grants.
+/// regions and pending events kept in a file per user beside the grants (``RegionStore``).
 ///
-/// **Writing.** What the apps did (a region added or removed, pending events kept or read, expiries) is handed to
-/// the file at once; states the fixes moved are written ``stateSaveDelay`` later, together, so that a drive
-/// through thousands of regions costs a write every few seconds, not one a fix (a crash loses at most that
-/// much of the states, which the next fix decides again).
+/// **Writing.** Only the users whose regions or events changed are written, each user's file alone, off the bus
+/// thread. What the apps did (a region added or removed, pending events kept or read, expiries) is written
+/// ``changeSaveDelay`` later, with whatever else changes meanwhile, so that a user adding regions in a loop costs
+/// that user's file once a second at most; states the fixes moved are written ``stateSaveDelay`` later, so that a
+/// drive through thousands of regions costs a write every few seconds, not one a fix (a crash loses at most that
+/// much, which the app adds again or the next fix decides again; a stop writes everything first).
+///
+/// **Cost.** `AddRegion` decides the new region alone and raises the demand by what it needs; what the other
+/// regions need is worked out again once per turn of the loop at most, however many calls came in it.
 ///
 /// An owner whose grant is approximate is decided on the fix coarsened to city level, as its clients would see it,
 /// and never asks for more than city level.
 @BusActor
 final class RegionWatch {
     private unowned let service: GeoClueService
-    private let file: RegionStoreFile?
+    private let store: RegionStore?
+    /// How long what the apps changed waits to be written.
+    static let changeSaveDelay: Duration = .seconds(1)
     /// How long states moved by fixes wait to be written.
     static let stateSaveDelay: Duration = .seconds(10)
 
     private(set) var monitor = RegionMonitor()
-    private var pendingSave: ScheduledTimer?
+    private var pendingSave: (at: MonotonicTime, timer: ScheduledTimer)?
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
-    /// The monitor's ``RegionMonitor/revision`` last handed to the file.
-    private var savedRevision: UInt64 = 0
+    /// The full count of what the regions need, due at the next turn of the loop.
+    private var demandRecount: ScheduledTimer?
+    /// "Pending events dropped" lines, a few per user every 10 s.
+    private var droppedLines = RateLimiter<UInt32>()
+    /// Called with whether any region or pending event is kept, when that changes (the idle exit waits while one
+    /// is).
+    var onKeepingChanged: (@BusActor (Bool) -> Void)?
+    private var wasKeeping = false
 
-    /// The regions kept in `file`, watched for `service`.
-    init(service: GeoClueService, file: RegionStoreFile?) {
+    /// The regions kept in `store`, watched for `service`.
+    init(service: GeoClueService, store: RegionStore?) {
         self.service = service
-        self.file = file
-        if let file { monitor = file.load(now: service.clock.wallNow) { service.logger.error($0) } }
-        savedRevision = monitor.revision
+        self.store = store
+        if let store { monitor = store.load(now: service.clock.wallNow) { service.logger.error($0) } }
+        wasKeeping = !monitor.isEmpty
     }
+
+    /// True while any region or pending event is kept.
+    var isKeeping: Bool { !monitor.isEmpty }
 
     /// Starts the deadlines and the demand of the regions loaded.
     func start() {
@@ -60,25 +76,35 @@ final class RegionWatch {
     // MARK: Changes from the clients
 
     /// `AddRegion`, once validated and authorised: watches `region`, deciding it at once from the latest fix when
-    /// that is recent.
+    /// that is recent (coarsened to city for an approximate owner). The work is this region's: the others are
+    /// neither decided again nor written.
     func add(_ region: Region, for owner: RegionOwner) throws(RegionLimitReached) {
         let now = service.clock.wallNow
-        try monitor.add(region, for: owner, now: now)
-        if let fix = service.lastFix, now.since(fix.timestamp) < RegionRule.undecidedTimeout { observe(fix) }
-        changed()
+        let approximate = isApproximate(owner)
+        var deciding: RegionFix?
+        if service.servicesEnabled, let fix = service.lastFix, now.since(fix.timestamp) < RegionRule.undecidedTimeout {
+            deciding = RegionFix(approximate ? coarsen(fix, to: .city) : fix)
+        }
+        if let event = try monitor.add(region, for: owner, now: now, decidedBy: deciding) { report([event]) }
+        if service.servicesEnabled {
+            let needed = RegionMonitor.neededLevel(for: region, at: service.lastFix.map(RegionFix.init))
+            let level = approximate ? min(needed, .city) : needed
+            if level > service.activity.regionDemand ?? .none { service.activity.regionDemand = level }
+        }
+        changed(demand: .later)
     }
 
     /// `RemoveRegion`: false when `owner` has no region `id`.
     func remove(_ id: String, for owner: RegionOwner) -> Bool {
         guard monitor.remove(id, for: owner) else { return false }
-        changed()
+        changed(demand: .later)
         return true
     }
 
     /// `PendingRegionEvents`: what happened while `owner` had no client, oldest first, forgotten once read.
     func takePending(for owner: RegionOwner) -> [RegionEvent] {
         let events = monitor.takePending(for: owner)
-        saveNow()
+        if !events.isEmpty { changed(demand: .later) }
         return events
     }
 
@@ -99,14 +125,14 @@ final class RegionWatch {
         let precise = RegionFix(fix)
         let coarse = RegionFix(coarsen(fix, to: .city))
         report(monitor.observe(precise, coarsened: coarse, approximate: isApproximate))
-        changed(saving: .soon)
+        changed(saveDelay: Self.stateSaveDelay)
     }
 
     /// The providers can no longer deliver anything: every region's state becomes unknown.
     func undecidable() {
         guard monitor.count > 0 else { return }
         report(monitor.undecidable(now: service.clock.wallNow))
-        changed(saving: .soon)
+        changed(saveDelay: Self.stateSaveDelay)
     }
 
     // MARK: Telling the apps
@@ -129,10 +155,13 @@ final class RegionWatch {
             unheard.append(event)
         }
         guard !unheard.isEmpty else { return }
-        let dropped = monitor.queue(unheard)
-        if dropped > 0 {
-            service.logger.warning(
-                "regions: \(dropped) pending event(s) dropped, the oldest, past \(RegionMonitor.pendingLimit) per app")
+        for (owner, dropped) in monitor.queue(unheard).sorted(by: { $0.key < $1.key }) {
+            let line =
+                "regions: \(dropped) pending event(s) of '\(owner.app)' (user \(owner.user)) dropped, the oldest, past "
+                + "\(RegionMonitor.pendingLimit) per app or \(RegionMonitor.pendingLimitPerUser) per user"
+            if let limited = droppedLines.line(line, for: owner.user, now: service.clock.monotonicNow) {
+                service.logger.warning(limited)
+            }
         }
     }
 
@@ -142,31 +171,35 @@ final class RegionWatch {
 
     // MARK: Deadlines, demand, the file
 
-    /// When a change is written.
-    private enum Saving {
-        case now, soon
+    /// When the demand is worked out again.
+    private enum Recount {
+        case now, later
     }
 
-    /// After any change: the file, the next deadline, the demand.
-    private func changed(saving: Saving = .now) {
-        switch saving {
-        case .now: saveNow()
-        case .soon: saveSoon()
-        }
+    /// After any change: the users' files (``changeSaveDelay`` from now, or `saveDelay`), the next deadline, the
+    /// demand, and whether anything is kept.
+    private func changed(saveDelay: Duration = RegionWatch.changeSaveDelay, demand: Recount = .now) {
+        save(after: saveDelay)
         armDeadline()
-        updateDemand()
+        switch demand {
+        case .now: updateDemand()
+        case .later: recountDemandSoon()
+        }
+        if isKeeping != wasKeeping {
+            wasKeeping = isKeeping
+            onKeepingChanged?(wasKeeping)
+        }
     }
 
     private func timePassed() {
         let (events, removals) = monitor.timePassed(now: service.clock.wallNow)
         report(events)
         for removal in removals {
-            service.logger.info("regions: \(removal.ids.count) of '\(removal.owner.app)' expired")
+            service.logger.info(
+                "regions: \(removal.ids.count) of '\(removal.owner.app)' (user \(removal.owner.user)) expired")
             announce(removal)
         }
-        saveNow()
-        armDeadline()
-        if !removals.isEmpty { updateDemand() }
+        changed(demand: removals.isEmpty ? .later : .now)
     }
 
     private func armDeadline() {
@@ -183,6 +216,21 @@ final class RegionWatch {
         deadline = (next, timer)
     }
 
+    /// Works the demand out again at the next turn of the loop, once for all the changes made until then; at once
+    /// when no region is left, which costs nothing.
+    private func recountDemandSoon() {
+        guard monitor.count > 0 else {
+            updateDemand()
+            return
+        }
+        guard demandRecount == nil else { return }
+        demandRecount = service.timers.scheduleOnBus(after: .zero) { [weak self] in
+            guard let self else { return }
+            self.demandRecount = nil
+            self.updateDemand()
+        }
+    }
+
     /// The level the regions need: the coarsest that can decide the nearest boundary (``RegionMonitor/neededLevel``),
     /// city at most for approximate owners; none while location services are off.
     func updateDemand() {
@@ -196,24 +244,31 @@ final class RegionWatch {
         service.activity.regionDemand = [precise, approximate].compactMap { $0 }.max()
     }
 
-    /// Hands the regions to the file when something it keeps changed since the last time: a fix that moves no
-    /// region's state costs no write.
+    /// Hands the files of the users whose regions or events changed since the last time to the store: a fix that
+    /// moves no region's state costs no write, and a user's change costs that user's file alone.
     func saveNow() {
-        if let pendingSave { service.timers.cancelTimer(pendingSave) }
+        if let pendingSave { service.timers.cancelTimer(pendingSave.timer) }
         pendingSave = nil
-        guard monitor.revision != savedRevision else { return }
-        savedRevision = monitor.revision
-        file?.save(monitor)
+        let users = monitor.takeChangedUsers()
+        guard !users.isEmpty else { return }
+        store?.save(users.map { monitor.records(ofUser: $0) })
     }
 
-    /// Writes the regions ``stateSaveDelay`` from now, with whatever else changes meanwhile.
-    private func saveSoon() {
-        guard pendingSave == nil, monitor.revision != savedRevision else { return }
-        pendingSave = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
+    /// Writes the changed users' files `delay` from now, with whatever else changes meanwhile, or sooner if a write
+    /// is due sooner already.
+    private func save(after delay: Duration) {
+        guard !monitor.changedUsers.isEmpty else { return }
+        let due = service.clock.monotonicNow + delay
+        if let pendingSave {
+            guard due < pendingSave.at else { return }
+            service.timers.cancelTimer(pendingSave.timer)
+        }
+        let timer = service.timers.scheduleOnBus(after: delay) { [weak self] in
             guard let self else { return }
             self.pendingSave = nil
             self.saveNow()
         }
+        pendingSave = (due, timer)
     }
 }
 

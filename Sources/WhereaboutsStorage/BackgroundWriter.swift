@@ -7,7 +7,8 @@ import Synchronization
 /// Writes the latest of what it is handed on a thread of its own, so that no caller waits for a disk.
 ///
 /// ``submit(_:)`` returns at once with a ticket (the number of submissions so far). The thread writes the latest
-/// payload, one write at a time, so payloads handed over while a write is in flight are coalesced into the next;
+/// payload (or, with `combine`, what the payloads waiting add up to), one write at a time, so payloads handed over
+/// while a write is in flight are coalesced into the next;
 /// after each write `finished` is called on the thread with the last ticket that write covered and the failure,
 /// if any. The thread runs only while there is something to write; when none can be made, the submitter writes.
 public final class BackgroundWriter<Payload: Sendable>: Sendable {
@@ -20,14 +21,18 @@ public final class BackgroundWriter<Payload: Sendable>: Sendable {
     private let state = Mutex(State())
     private let write: @Sendable (Payload) throws -> Void
     private let finished: @Sendable (_ ticket: UInt64, _ failure: String?) -> Void
+    private let combine: @Sendable (_ waiting: Payload, _ newer: Payload) -> Payload
 
-    /// `write` writes one payload; what it throws is the failure `finished` is told.
+    /// `write` writes one payload; what it throws is the failure `finished` is told. `combine` makes one payload of
+    /// one still waiting and a newer one (by default the newer replaces it).
     public init(
         write: @escaping @Sendable (Payload) throws -> Void,
-        finished: @escaping @Sendable (_ ticket: UInt64, _ failure: String?) -> Void = { _, _ in }
+        finished: @escaping @Sendable (_ ticket: UInt64, _ failure: String?) -> Void = { _, _ in },
+        combine: @escaping @Sendable (_ waiting: Payload, _ newer: Payload) -> Payload = { $1 }
     ) {
         self.write = write
         self.finished = finished
+        self.combine = combine
     }
 
     /// Hands `payload` over and returns its ticket at once.
@@ -35,7 +40,7 @@ public final class BackgroundWriter<Payload: Sendable>: Sendable {
     public func submit(_ payload: Payload) -> UInt64 {
         let (ticket, start): (UInt64, Bool) = state.withLock { state in
             state.submitted += 1
-            state.pending = payload
+            state.pending = state.pending.map { combine($0, payload) } ?? payload
             let start = !state.writing
             state.writing = true
             return (state.submitted, start)

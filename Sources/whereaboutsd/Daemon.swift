@@ -55,7 +55,7 @@ enum Daemon {
         }
         let grantFile = GrantFile(path: authorisation.grantsPath)
         Shutdown.flushBeforeExit { grantFile.flush() }
-        let regionFile = RegionStoreFile(besideGrantsAt: authorisation.grantsPath) { failure in
+        let regionStore = RegionStore(besideGrantsAt: authorisation.grantsPath) { failure in
             logger.error("regions: cannot save: \(failure)")
         }
         let service = GeoClueService(
@@ -64,10 +64,10 @@ enum Daemon {
             grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath),
-            regionFile: regionFile)
+            regionStore: regionStore)
         Shutdown.flushBeforeExit {
             service.saveRegionsNow()
-            regionFile.flush()
+            regionStore.flush()
         }
         // One routing socket, opened when a network provider first starts, tells them all of network changes.
         let networkChanges = NetworkChanges(source: NetlinkRouteSource(), timers: EventLoop.main, logger: logger)
@@ -113,14 +113,19 @@ enum Daemon {
         service.providerStatus = { providers.status }
         service.simulator = ReplaySimulator(providers: providers, clock: clock)
         service.onClientCountChanged = { count in
-            armIdleExit(options.idleTimeout, clients: count, logger: logger)
+            armIdleExit(options.idleTimeout, clients: count, keepsRegions: service.keepsRegions, logger: logger)
             armMemoryRelease(clients: count, connection: connection)
+        }
+        service.onKeepsRegionsChanged = { keeps in
+            armIdleExit(options.idleTimeout, clients: service.clientCount, keepsRegions: keeps, logger: logger)
         }
         BusActor.task {
             do {
                 try await service.start()
                 logger.notice("whereaboutsd \(version) serving org.freedesktop.GeoClue2 as \(connection.uniqueName)")
-                armIdleExit(options.idleTimeout, clients: service.clientCount, logger: logger)
+                armIdleExit(
+                    options.idleTimeout, clients: service.clientCount, keepsRegions: service.keepsRegions,
+                    logger: logger)
                 armMemoryRelease(clients: service.clientCount, connection: connection)
             } catch {
                 logger.error("cannot serve org.freedesktop.GeoClue2: \(error)")
@@ -181,11 +186,12 @@ enum Daemon {
         return providers
     }
 
-    /// Exits after `timeout` seconds without clients, as GeoClue's `--timeout` does.
-    private static func armIdleExit(_ timeout: UInt32, clients: Int, logger: any Logger) {
+    /// Exits after `timeout` seconds without clients, as GeoClue's `--timeout` does, unless an app's region or
+    /// pending event is kept: regions are watched whenever they exist.
+    private static func armIdleExit(_ timeout: UInt32, clients: Int, keepsRegions: Bool, logger: any Logger) {
         if let idleTimer { EventLoop.main.cancel(idleTimer) }
         idleTimer = nil
-        guard timeout > 0, clients == 0 else { return }
+        guard timeout > 0, clients == 0, !keepsRegions else { return }
         idleTimer = EventLoop.main.schedule(after: .seconds(Int(timeout))) {
             logger.notice("not used for \(timeout) seconds; exiting")
             Shutdown.exit(0)

@@ -31,7 +31,7 @@ private func fullMonitor() throws -> RegionMonitor {
     let events = monitor.observe(
         RegionFix(latitude: 48.000_000_1, longitude: 11.000_000_3, accuracy: 12.345, timestamp: F.wall(-5)),
         coarsened: nil, approximate: F.precise)
-    #expect(monitor.queue(events) == 0)
+    #expect(monitor.queue(events).isEmpty)
     try monitor.add(try F.region("unknown", north: -3000), for: odd, now: F.wall(-100))
     // The verified app of the same id is another owner, with a region of the same id.
     try monitor.add(

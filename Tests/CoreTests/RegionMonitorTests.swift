@@ -24,21 +24,24 @@ extension RegionMonitor {
 
 @Suite("Regions: entering, leaving and dwelling")
 struct RegionTransitionTests {
-    @Test func theRevisionGrowsOnlyWithWhatTheFileKeeps() throws {
+    @Test func onlyTheUsersWhoseKeepingChangedAreNoted() throws {
         var regions = try monitor(try F.region())
-        let added = regions.revision
+        #expect(regions.takeChangedUsers() == [F.maps.user])
         _ = regions.observe(F.fix(north: 50, at: 10))
-        let entered = regions.revision
-        #expect(entered > added)
+        #expect(regions.takeChangedUsers() == [F.maps.user])
         _ = regions.observe(F.fix(north: 0, at: 20))
         _ = regions.observe(F.fix(north: 10, at: 30))
-        #expect(regions.revision == entered)
-        #expect(regions.takePending(for: F.maps).isEmpty && regions.revision == entered)
+        #expect(regions.changedUsers.isEmpty)
+        #expect(regions.takePending(for: F.maps).isEmpty && regions.changedUsers.isEmpty)
         let event = regions.observe(F.fix(north: 1000, at: 40))
+        _ = regions.takeChangedUsers()
         _ = regions.queue(event)
-        #expect(regions.revision > entered)
-        let queued = regions.revision
-        #expect(regions.takePending(for: F.maps).count == 1 && regions.revision > queued)
+        #expect(regions.takeChangedUsers() == [F.maps.user])
+        #expect(regions.takePending(for: F.maps).count == 1 && regions.takeChangedUsers() == [F.maps.user])
+        // Another user's change is that user's alone.
+        let other = RegionOwner(user: F.maps.user + 1, app: F.maps.app)
+        try regions.add(try F.region("theirs"), for: other, now: F.wall())
+        #expect(regions.takeChangedUsers() == [other.user])
     }
 
     @Test func aFixInsideEntersAndIsReported() throws {
@@ -261,7 +264,7 @@ struct RegionLifeTests {
     @Test func removingAllOfAnOwnerDropsItsPendingEvents() throws {
         var regions = try monitor(try F.region("b"), try F.region("a"))
         try regions.add(try F.region("c"), for: F.weather, now: F.wall())
-        #expect(regions.queue(regions.observe(F.fix(at: 0))) == 0)
+        #expect(regions.queue(regions.observe(F.fix(at: 0))).isEmpty)
         let removal = regions.removeAll(of: F.maps, reason: .authorisationRevoked)
         #expect(removal == RegionRemoval(owner: F.maps, ids: ["a", "b"], reason: .authorisationRevoked))
         #expect(removal?.reason.rawValue == "authorisation-revoked")
@@ -278,8 +281,8 @@ struct RegionLifeTests {
             all += regions.observe(F.fix(north: step % 2 == 0 ? 0 : 1000, at: Double(step)))
         }
         #expect(all.count == 150)
-        #expect(regions.queue(Array(all.prefix(60))) == 0)
-        #expect(regions.queue(Array(all.dropFirst(60))) == 50)
+        #expect(regions.queue(Array(all.prefix(60))).isEmpty)
+        #expect(regions.queue(Array(all.dropFirst(60))) == [F.maps: 50])
         let pending = regions.takePending(for: F.maps)
         #expect(pending == Array(all.suffix(RegionMonitor.pendingLimit)))
         #expect(regions.takePending(for: F.maps).isEmpty)

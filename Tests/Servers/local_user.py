@@ -16,6 +16,18 @@
     local_user.py ADDRESS APP active-apps
         Starts a client for APP, waits for its LocationUpdated, prints "active-apps A,B,..." (ActiveApps as this
         user reads it; empty after the word when none) and "ready", then holds the client until killed.
+
+    local_user.py ADDRESS APP regions COUNT PER-APP ID-BYTES
+        Adds COUNT regions (ids of ID-BYTES bytes) through the clients of apps named APP.0, APP.1, ..., PER-APP to
+        each app, each client on one connection, until one is refused with anything but LimitsExceeded. Prints
+        "added N", "refused-limits N" with the first LimitsExceeded's message, "other N" with the first other
+        error, and exits; the regions stay.
+
+    local_user.py ADDRESS APP list
+        Prints "listed ID,ID,..." (ListRegions of APP, sorted) and exits.
+
+    local_user.py ADDRESS APP remove ID
+        RemoveRegion(ID) for APP; prints "removed" and exits.
 """
 
 import sys
@@ -166,11 +178,61 @@ def active_apps():
     GLib.MainLoop().run()
 
 
+def app_client(connection, desktop_id):
+    manager = connection.get_object(SERVICE, MANAGER_PATH, introspect=False)
+    path = manager.CreateClient(dbus_interface=MANAGER)
+    client = connection.get_object(SERVICE, path, introspect=False)
+    dbus.Interface(client, PROPERTIES).Set(CLIENT, "DesktopId", dbus.String(desktop_id, variant_level=1))
+    return client
+
+
+def regions(count, per_app, id_bytes):
+    connection = connect()
+    added, limits, other = 0, [], []
+    clients = {}
+    for index in range(count):
+        name = "%s.%d" % (app, index // per_app)
+        if name not in clients:
+            clients[name] = app_client(connection, name)
+        region_id = ("%d-" % index).ljust(id_bytes, "x")
+        try:
+            clients[name].AddRegion(region_id, 48.8584 + (index % 100) * 0.001, 2.2945, 200.0,
+                                    dbus.Dictionary({}, signature="sv"), dbus_interface=WHEREABOUTS_CLIENT)
+            added += 1
+        except dbus.exceptions.DBusException as error:
+            if error.get_dbus_name() == "io.github.whereabouts1.Error.LimitsExceeded":
+                limits.append(error.get_dbus_message())
+            else:
+                other.append("%s: %s" % (error.get_dbus_name(), error.get_dbus_message()))
+                break
+    say("added %d" % added)
+    say("refused-limits %d %s" % (len(limits), limits[0] if limits else ""))
+    say("other %d %s" % (len(other), other[0] if other else ""))
+
+
+def listed():
+    client = app_client(connect(), app)
+    rows = client.ListRegions(dbus_interface=WHEREABOUTS_CLIENT)
+    say("listed %s" % ",".join(sorted(str(row[0]) for row in rows)))
+
+
+def remove(region_id):
+    client = app_client(connect(), app)
+    client.RemoveRegion(region_id, dbus_interface=WHEREABOUTS_CLIENT)
+    say("removed")
+
+
 if mode == "hold":
     hold(int(sys.argv[4]))
 elif mode == "requests":
     requests(int(sys.argv[4]), int(sys.argv[5]))
 elif mode == "active-apps":
     active_apps()
+elif mode == "regions":
+    regions(int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]))
+elif mode == "list":
+    listed()
+elif mode == "remove":
+    remove(sys.argv[4])
 else:
     sys.exit("unknown mode " + mode)

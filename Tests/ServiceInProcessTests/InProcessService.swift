@@ -15,6 +15,8 @@ final class InProcessService {
     private let connection: Connection
     /// Every level the providers were asked for, in order (nil: none).
     private(set) var demands: [AccuracyLevel?] = []
+    /// What the service logged.
+    let log = LogLines()
 
     /// Starts the service on a new private bus, without polkit: every app is authorised, as with `polkit=false`
     /// and no agent.
@@ -22,7 +24,7 @@ final class InProcessService {
         bus = try PrivateBus()
         connection = try Connection.open(address: bus.address)
         service = GeoClueService(
-            connection: connection, configuration: .default, clock: clock, timers: clock, logger: SilentLogger())
+            connection: connection, configuration: .default, clock: clock, timers: clock, logger: log)
         service.onDemandChanged = { [weak self] level in self?.demands.append(level) }
         try await service.start()
         service.setAvailableLevel(.exact)

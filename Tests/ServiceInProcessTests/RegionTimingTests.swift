@@ -1,4 +1,5 @@
 import DBus
+import Glibc
 import Loop
 import TestSupport
 import Testing
@@ -112,6 +113,28 @@ import WhereaboutsCore
         try await app.waitFor("RegionsRemoved") { removals() == [[.strings(["brief"]), .string("expired")]] }
         let listed = try await app.call(client, Self.ours, "ListRegions")
         #expect(listed == [.array(element: "(sddda{sv})", [])])
+    }
+
+    /// Events dropped past an app's share are logged naming the user and the app, a few lines at once and then one
+    /// every 2 s, whatever the app's regions go through: one user cannot flood the journal.
+    @Test func droppedPendingEventsAreLoggedRateLimitedNamingUserAndApp() async throws {
+        let rig = try await InProcessService()
+        defer { rig.stop() }
+        let (app, client) = try await Self.regionsClient(rig)
+        try await Self.addRegion(app, client, "blink")
+        app.close()
+        let deadline = ContinuousClock.now + .seconds(10)
+        while rig.service.clientCount > 0 {
+            guard ContinuousClock.now < deadline else { throw TestEnvironmentError("the app's client stayed") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        for step in 0..<400 {
+            rig.deliver(northOf: step % 2 == 0 ? 0 : 5000)
+            rig.advance(by: .milliseconds(10))
+        }
+        let dropped = rig.log.lines.filter { $0.contains("pending event(s)") }
+        #expect(!dropped.isEmpty && dropped.count <= 8, "\(dropped.count) lines: \(dropped.suffix(3))")
+        #expect(dropped.allSatisfy { $0.contains("of 'regions' (user \(getuid()))") }, "\(dropped.first ?? "")")
     }
 
     @Test func theRegionsAskForTheCoarsestLevelThatCanDecideTheNearestBoundary() async throws {

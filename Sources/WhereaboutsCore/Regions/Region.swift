@@ -10,8 +10,14 @@ public struct Region: Sendable, Equatable {
     public static let maximumRadius = 100_000.0
     /// The longest id, in bytes of UTF-8.
     public static let maximumIDBytes = 255
-    /// The most regions one owner may have.
+    /// The most regions one owner (an app of a user) may have.
     public static let limitPerOwner = 1000
+    /// The most regions one user may have, all its apps together: whatever ids it claims, a user cannot make the
+    /// service keep more.
+    public static let limitPerUser = 2000
+    /// The most regions the service keeps, all users together: at the longest ids, about 5 KiB of memory each
+    /// (the unit's `MemoryMax` counts them).
+    public static let limitInAll = 10_000
 
     /// The owner's name for the region: 1 to ``maximumIDBytes`` bytes of UTF-8 without NUL.
     public private(set) var id: String

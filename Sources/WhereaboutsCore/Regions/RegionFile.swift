@@ -19,9 +19,16 @@
 /// or `\r`. Numbers are written so that they read back exactly. Regions are written by owner and id, events by
 /// owner, and the text ends with a line break.
 ///
+/// Each user's regions and events are kept in a file of their own (``serialize(_:)`` of a user's records), so that
+/// one user's changes rewrite only that user's file and a file that cannot be read costs only its user's regions;
+/// a file of the whole monitor is what versions before kept in one file, still read to move them into the users'.
+///
 /// Reading is strict: a line that is not valid (any field, a region breaking AddRegion's rules, a phase without
-/// its fix, a duplicate, an owner past ``Region/limitPerOwner`` regions or ``RegionMonitor/pendingLimit`` events)
-/// refuses the whole file, naming the line. Regions whose expiry has come are left out, which is no error.
+/// its fix, a duplicate, an owner past ``Region/limitPerOwner`` regions or ``RegionMonitor/pendingLimit`` events,
+/// and in a user's file a line of another user, or the user past ``Region/limitPerUser`` regions or
+/// ``RegionMonitor/pendingLimitPerUser`` events) refuses the whole file, naming the line. Regions whose expiry has
+/// come are left out, which is no error. The writer never writes what the reader refuses: the monitor holds a user
+/// to the same limits.
 public enum RegionFile {
     /// The first line.
     public static let header = "# whereabouts regions 2"
@@ -30,11 +37,21 @@ public enum RegionFile {
     /// The header's words before the version.
     private static let headerPrefix = "# whereabouts regions "
 
-    /// The monitor's regions and pending events as text (see the format above).
+    /// The monitor's regions and pending events, of every user, as text (see the format above).
     public static func serialize(_ monitor: RegionMonitor) -> String {
-        var lines = [header]
-        let watches = monitor.watches.values.sorted { ($0.owner, $0.region.id) < ($1.owner, $1.region.id) }
-        for watch in watches {
+        ([header] + monitor.keepingUsers.flatMap { lines(of: monitor.records(ofUser: $0)) }).joined(separator: "\n")
+            + "\n"
+    }
+
+    /// One user's regions and pending events as the text of the user's own file.
+    public static func serialize(_ records: RegionUserRecords) -> String {
+        ([header] + lines(of: records)).joined(separator: "\n") + "\n"
+    }
+
+    /// The lines of `records`, regions before events.
+    private static func lines(of records: RegionUserRecords) -> [String] {
+        var lines: [String] = []
+        for watch in records.watches {
             let region = watch.region
             let options = region.options
             lines.append(
@@ -46,22 +63,23 @@ public enum RegionFile {
                         "\(watch.decided)",
                     ] + fixFields(watch.fix)).joined(separator: "\t"))
         }
-        for owner in monitor.pending.keys.sorted() {
-            for event in monitor.pending[owner]! {
+        for (owner, events) in records.pending {
+            for event in events {
                 lines.append(
                     (["event"] + ownerFields(owner, id: event.id)
                         + [event.state.rawValue, "\(event.timestamp.microseconds)"] + fixFields(event.fix))
                         .joined(separator: "\t"))
             }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return lines
     }
 
-    /// Reads a text written by ``serialize(_:)`` at `now`; `file` names it in errors.
+    /// Reads a text written by ``serialize(_:)`` of a monitor at `now`, or with `user`, one written by
+    /// ``serialize(_:)`` of a user's records for that user; `file` names it in errors.
     ///
     /// - Throws: ``RegionFileError`` for the first line that is not valid.
     public static func parse(
-        _ text: String, now: WallTime, file: String = "regions"
+        _ text: String, now: WallTime, file: String = "regions", user: UInt32? = nil
     ) throws(RegionFileError) -> RegionMonitor {
         var lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         if lines.count > 1, lines.last?.isEmpty == true { lines.removeLast() }
@@ -72,7 +90,7 @@ public enum RegionFile {
                 problem: first.hasPrefix(headerPrefix)
                     ? .unsupportedVersion(String(first.dropFirst(headerPrefix.count))) : .missingHeader)
         }
-        var reader = Reader(now: now, ownersVerified: first == header)
+        var reader = Reader(now: now, ownersVerified: first == header, user: user)
         for (offset, line) in lines.enumerated().dropFirst() {
             do {
                 try reader.read(line.split(separator: UInt8(ascii: "\t"), omittingEmptySubsequences: false))
@@ -128,10 +146,21 @@ public enum RegionFile {
         let ownersVerified: Bool
         /// Whether the owner of the line being read is verified.
         private var verified = false
+        /// The user whose file this is, if it is one user's.
+        let user: UInt32?
+        /// The regions and events read, for a user's limits.
+        private var regions = 0
+        private var events = 0
 
-        init(now: WallTime, ownersVerified: Bool) {
+        init(now: WallTime, ownersVerified: Bool, user: UInt32?) {
             self.now = now
             self.ownersVerified = ownersVerified
+            self.user = user
+        }
+
+        /// Refuses a line of another user in a user's file.
+        private func checkUser(_ owner: RegionOwner) throws(RegionFileProblem) {
+            if let user, owner.user != user { throw .otherUser(owner.user) }
         }
 
         mutating func read(_ fields: [Substring.UTF8View]) throws(RegionFileProblem) {
@@ -167,6 +196,7 @@ public enum RegionFile {
                 throw .fieldCount(found: fields.count, expected: Self.regionFields)
             }
             let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
+            try checkUser(owner)
             let latitude = try RegionFile.decimal(fields[4], "latitude")
             let longitude = try RegionFile.decimal(fields[5], "longitude")
             let radius = try RegionFile.decimal(fields[6], "radius")
@@ -209,6 +239,10 @@ public enum RegionFile {
             guard seen.insert(Key(owner: owner, id: id)).inserted else { throw .duplicateRegion(id) }
             if let expires = region.options.expires, expires <= now { return }
             guard monitor.regionCount(of: owner) < Region.limitPerOwner else { throw .tooManyRegions(owner) }
+            if let user {
+                guard regions < Region.limitPerUser else { throw .tooManyRegionsOfUser(user) }
+                regions += 1
+            }
             monitor.restore(
                 RegionWatch(owner: owner, region: region, phase: phase, decided: decided, fix: fix, added: added))
         }
@@ -218,6 +252,7 @@ public enum RegionFile {
                 throw .fieldCount(found: fields.count, expected: Self.eventFields)
             }
             let (owner, id) = try RegionFile.owner(fields[1], fields[2], verified: verified, id: fields[3])
+            try checkUser(owner)
             do {
                 _ = try Region.validated(
                     id: id, latitude: 0, longitude: 0, radius: Region.minimumRadius, options: [:], now: now)
@@ -235,6 +270,10 @@ public enum RegionFile {
             }
             guard pending[owner, default: []].count < RegionMonitor.pendingLimit else {
                 throw .tooManyPendingEvents(owner)
+            }
+            if let user {
+                guard events < RegionMonitor.pendingLimitPerUser else { throw .tooManyPendingEventsOfUser(user) }
+                events += 1
             }
             pending[owner, default: []].append(
                 RegionEvent(owner: owner, id: id, state: state, fix: fix, timestamp: timestamp))

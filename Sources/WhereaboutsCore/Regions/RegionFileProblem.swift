@@ -26,6 +26,12 @@ public enum RegionFileProblem: Error, Sendable, Equatable, CustomStringConvertib
     case tooManyRegions(RegionOwner)
     /// An owner with more than ``RegionMonitor/pendingLimit`` pending events.
     case tooManyPendingEvents(RegionOwner)
+    /// A line of another user in a user's own file.
+    case otherUser(UInt32)
+    /// A user's file with more than ``Region/limitPerUser`` regions.
+    case tooManyRegionsOfUser(UInt32)
+    /// A user's file with more than ``RegionMonitor/pendingLimitPerUser`` pending events.
+    case tooManyPendingEventsOfUser(UInt32)
 
     /// A human explanation.
     public var description: String {
@@ -43,6 +49,10 @@ public enum RegionFileProblem: Error, Sendable, Equatable, CustomStringConvertib
             "app \(shown(owner.app)) of user \(owner.user) has more than \(Region.limitPerOwner) regions"
         case .tooManyPendingEvents(let owner):
             "app \(shown(owner.app)) of user \(owner.user) has more than \(RegionMonitor.pendingLimit) pending events"
+        case .otherUser(let user): "a line of user \(user) in another user's file"
+        case .tooManyRegionsOfUser(let user): "user \(user) has more than \(Region.limitPerUser) regions"
+        case .tooManyPendingEventsOfUser(let user):
+            "user \(user) has more than \(RegionMonitor.pendingLimitPerUser) pending events"
         }
     }
 

@@ -10,10 +10,17 @@
 /// ``RegionRule``). Timed changes come from a heap of deadlines (``RegionDeadlines``). Only ``undecidable(now:)``
 /// visits every region, as it changes every one.
 ///
-/// **Persistence.** ``RegionFile``.
+/// **Limits.** ``Region/limitPerOwner``, ``Region/limitPerUser`` and ``Region/limitInAll`` regions;
+/// ``pendingLimit`` events per owner and ``pendingLimitPerUser`` per user.
+///
+/// **Persistence.** ``RegionFile``, one user's at a time (``records(ofUser:)``): the monitor notes which users'
+/// regions or pending events changed (``takeChangedUsers()``), so that a change costs a write of that user's
+/// only.
 public struct RegionMonitor: Sendable {
     /// The most pending events kept per owner; the oldest are dropped first.
     public static let pendingLimit = 100
+    /// The most pending events kept per user, all its apps together; past it, an owner's oldest are dropped.
+    public static let pendingLimitPerUser = 1000
 
     /// The regions by a number given when they are added.
     private(set) var watches: [UInt64: RegionWatch] = [:]
@@ -28,10 +35,19 @@ public struct RegionMonitor: Sendable {
     private var lastNumber: UInt64 = 0
     /// Each owner's events not yet taken, oldest first.
     private(set) var pending: [RegionOwner: [RegionEvent]] = [:]
-    /// Grows with every change of what ``RegionFile`` keeps (a region added, removed or changing its state, a
-    /// pending event kept or taken), and only then: a fix that changes no state leaves it as it was, so the service
-    /// writes the file only when it has something new.
-    public private(set) var revision: UInt64 = 0
+    /// What each user keeps.
+    private var users: [UInt32: UserShare] = [:]
+    /// The users whose regions or pending events changed (a region added, removed or changing its state, a pending
+    /// event kept or taken) since ``takeChangedUsers()``, and only those: a fix that changes no state adds none, so
+    /// the service writes nothing when nothing is new.
+    public private(set) var changedUsers: Set<UInt32> = []
+
+    /// One user's owners (those with regions or pending events) and how many regions and events they keep.
+    private struct UserShare: Sendable {
+        var owners: Set<RegionOwner> = []
+        var regions = 0
+        var events = 0
+    }
 
     /// No regions.
     public init() {}
@@ -42,23 +58,63 @@ public struct RegionMonitor: Sendable {
     /// How many regions there are, of all owners.
     public var count: Int { watches.count }
 
+    /// True when nothing is kept: no region and no pending event.
+    public var isEmpty: Bool { users.isEmpty }
+
+    /// The users who keep regions or pending events, sorted.
+    public var keepingUsers: [UInt32] { users.keys.sorted() }
+
+    /// The users whose regions or pending events changed since the last call; they are forgotten.
+    public mutating func takeChangedUsers() -> Set<UInt32> {
+        defer { changedUsers = [] }
+        return changedUsers
+    }
+
+    /// Everything `user` keeps, by owner and id, for its own file.
+    public func records(ofUser user: UInt32) -> RegionUserRecords {
+        var kept: [RegionWatch] = []
+        var events: [(owner: RegionOwner, events: [RegionEvent])] = []
+        for owner in (users[user]?.owners ?? []).sorted() {
+            for (_, number) in (numbers[owner] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                if let watch = watches[number] { kept.append(watch) }
+            }
+            if let owned = pending[owner] { events.append((owner, owned)) }
+        }
+        return RegionUserRecords(user: user, watches: kept, pending: events)
+    }
+
     /// The regions of `owner` as ListRegions shows them, sorted by id.
     public func records(of owner: RegionOwner) -> [RegionRecord] {
         (numbers[owner] ?? [:]).sorted { $0.key < $1.key }.compactMap { watches[$0.value]?.record }
     }
 
     /// AddRegion: watches `region` for `owner` from `now`, replacing a region of the same id (which starts
-    /// undecided again).
+    /// undecided again), and decides it at once by `fix` (the latest fix, as the owner may see it) when there is
+    /// one: the work is this region's alone, whatever else is watched. Returns the event to report, if any.
     ///
-    /// - Throws: ``RegionLimitReached`` when the owner has ``Region/limitPerOwner`` regions and the id is new.
-    public mutating func add(_ region: Region, for owner: RegionOwner, now: WallTime) throws(RegionLimitReached) {
+    /// - Throws: ``RegionLimitReached``, before anything changes, when the id is new and the owner has
+    ///   ``Region/limitPerOwner`` regions, its user ``Region/limitPerUser`` or the monitor ``Region/limitInAll``.
+    @discardableResult
+    public mutating func add(_ region: Region, for owner: RegionOwner, now: WallTime, decidedBy fix: RegionFix? = nil)
+        throws(RegionLimitReached) -> RegionEvent?
+    {
         let existing = numbers[owner]?[region.id]
-        if existing == nil, numbers[owner]?.count ?? 0 >= Region.limitPerOwner {
-            throw RegionLimitReached(owner: owner)
+        if existing == nil {
+            if numbers[owner]?.count ?? 0 >= Region.limitPerOwner { throw RegionLimitReached(owner: owner) }
+            if users[owner.user]?.regions ?? 0 >= Region.limitPerUser {
+                throw RegionLimitReached(owner: owner, limit: .user)
+            }
+            if watches.count >= Region.limitInAll { throw RegionLimitReached(owner: owner, limit: .all) }
         }
         if let existing { removeWatch(existing) }
-        insert(RegionWatch(owner: owner, region: region, added: now))
+        let number = insert(RegionWatch(owner: owner, region: region, added: now))
+        var event: RegionEvent?
+        if let fix, fix.isValid, var watch = watches[number] {
+            event = watch.observe(fix)
+            if watch.phase != .undecided { update(number, watch) }
+        }
         dropStaleDeadlines()
+        return event
     }
 
     /// RemoveRegion: stops watching `id` of `owner`; false when the owner has no such region.
@@ -72,7 +128,7 @@ public struct RegionMonitor: Sendable {
     /// Removes every region of `owner` and its pending events (a revoked grant); the removal to report, or nil
     /// when the owner had no regions.
     public mutating func removeAll(of owner: RegionOwner, reason: RegionRemoval.Reason) -> RegionRemoval? {
-        pending[owner] = nil
+        setPending(nil, for: owner)
         guard let owned = numbers[owner] else { return nil }
         for number in owned.values { removeWatch(number) }
         dropStaleDeadlines()
@@ -152,26 +208,31 @@ public struct RegionMonitor: Sendable {
         return events.sorted { ($0.owner, $0.id) < ($1.owner, $1.id) }
     }
 
-    /// Keeps `events` for their owners, who have no client now; returns how many older events were dropped to
-    /// keep each owner at ``pendingLimit``.
-    public mutating func queue(_ events: [RegionEvent]) -> Int {
-        if !events.isEmpty { revision &+= 1 }
-        var dropped = 0
+    /// Keeps `events` for their owners, who have no client now; returns, by owner, how many older events were
+    /// dropped to keep each owner at ``pendingLimit`` and each user at ``pendingLimitPerUser`` (an owner's own
+    /// oldest go first; an owner with none kept loses the new one).
+    public mutating func queue(_ events: [RegionEvent]) -> [RegionOwner: Int] {
+        var dropped: [RegionOwner: Int] = [:]
         for event in events {
-            pending[event.owner, default: []].append(event)
-            let excess = pending[event.owner]!.count - RegionMonitor.pendingLimit
-            if excess > 0 {
-                pending[event.owner]!.removeFirst(excess)
-                dropped += excess
+            var kept = pending[event.owner] ?? []
+            kept.append(event)
+            var excess = max(0, kept.count - RegionMonitor.pendingLimit)
+            if excess == 0, (users[event.owner.user]?.events ?? 0) + 1 > RegionMonitor.pendingLimitPerUser {
+                excess = 1
             }
+            if excess > 0 {
+                kept.removeFirst(excess)
+                dropped[event.owner, default: 0] += excess
+            }
+            setPending(kept.isEmpty ? nil : kept, for: event.owner)
         }
         return dropped
     }
 
     /// The events kept for `owner`, oldest first; they are forgotten.
     public mutating func takePending(for owner: RegionOwner) -> [RegionEvent] {
-        guard let events = pending.removeValue(forKey: owner) else { return [] }
-        revision &+= 1
+        guard let events = pending[owner] else { return [] }
+        setPending(nil, for: owner)
         return events
     }
 
@@ -185,7 +246,35 @@ public struct RegionMonitor: Sendable {
 
     /// Sets the pending events of an owner as stored.
     mutating func restorePending(_ events: [RegionEvent], for owner: RegionOwner) {
-        pending[owner] = events.isEmpty ? nil : events
+        setPending(events.isEmpty ? nil : events, for: owner)
+    }
+
+    /// Takes in what `other` (one file's) keeps, within the limits: a region past its user's or the monitor's
+    /// limit, or already kept, is left out, as is a pending event past its user's. Returns how many were left out.
+    public mutating func adopt(_ other: RegionMonitor) -> Int {
+        var leftOut = 0
+        for owner in other.owners {
+            for (id, number) in (other.numbers[owner] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                guard let watch = other.watches[number], numbers[owner]?[id] == nil,
+                    numbers[owner]?.count ?? 0 < Region.limitPerOwner,
+                    users[owner.user]?.regions ?? 0 < Region.limitPerUser, watches.count < Region.limitInAll
+                else {
+                    leftOut += 1
+                    continue
+                }
+                restore(watch)
+            }
+        }
+        for (owner, events) in other.pending.sorted(by: { $0.key < $1.key }) {
+            let existing = pending[owner] ?? []
+            let room = min(
+                RegionMonitor.pendingLimitPerUser - (users[owner.user]?.events ?? 0),
+                RegionMonitor.pendingLimit - existing.count)
+            let taken = Array(events.suffix(max(0, room)))
+            leftOut += events.count - taken.count
+            if !taken.isEmpty { setPending(existing + taken, for: owner) }
+        }
+        return leftOut
     }
 
     /// How many regions `owner` has.
@@ -201,24 +290,28 @@ public struct RegionMonitor: Sendable {
 
     // MARK: - Bookkeeping
 
-    private mutating func insert(_ watch: RegionWatch) {
-        revision &+= 1
+    @discardableResult
+    private mutating func insert(_ watch: RegionWatch) -> UInt64 {
         lastNumber += 1
         let number = lastNumber
         watches[number] = watch
         numbers[watch.owner, default: [:]][watch.region.id] = number
+        users[watch.owner.user, default: UserShare()].regions += 1
+        noteChange(of: watch.owner)
         if watch.phase != .outside { notOutside.insert(number) }
         if RegionMonitor.isSmall(watch.region) { smallRegions[watch.owner, default: 0] += 1 }
         grid.insert(
             number, latitude: watch.region.latitude, longitude: watch.region.longitude, radius: watch.region.radius)
         schedule(RegionDeadlines.Kind.allCases, of: number, watch)
+        return number
     }
 
     private mutating func removeWatch(_ number: UInt64) {
         guard let watch = watches.removeValue(forKey: number) else { return }
-        revision &+= 1
         numbers[watch.owner]?[watch.region.id] = nil
         if numbers[watch.owner]?.isEmpty == true { numbers[watch.owner] = nil }
+        users[watch.owner.user]?.regions -= 1
+        noteChange(of: watch.owner)
         notOutside.remove(number)
         if RegionMonitor.isSmall(watch.region) {
             smallRegions[watch.owner]! -= 1
@@ -231,10 +324,29 @@ public struct RegionMonitor: Sendable {
     /// Stores a watch whose phase changed, keeping the set of regions not outside and the deadlines (the expiry
     /// never changes).
     private mutating func update(_ number: UInt64, _ watch: RegionWatch) {
-        revision &+= 1
+        changedUsers.insert(watch.owner.user)
         watches[number] = watch
         if watch.phase == .outside { notOutside.remove(number) } else { notOutside.insert(number) }
         schedule([.dwell, .undecided], of: number, watch)
+    }
+
+    /// Sets the pending events of `owner` (nil: none), keeping its user's count.
+    private mutating func setPending(_ events: [RegionEvent]?, for owner: RegionOwner) {
+        let before = pending[owner]?.count ?? 0
+        guard before > 0 || events != nil else { return }
+        pending[owner] = events
+        users[owner.user, default: UserShare()].events += (events?.count ?? 0) - before
+        noteChange(of: owner)
+    }
+
+    /// Notes that `owner`'s user changed, and whether `owner` still keeps anything.
+    private mutating func noteChange(of owner: RegionOwner) {
+        changedUsers.insert(owner.user)
+        if numbers[owner] != nil || pending[owner] != nil {
+            users[owner.user, default: UserShare()].owners.insert(owner)
+        } else if users[owner.user]?.owners.remove(owner) != nil, users[owner.user]?.owners.isEmpty == true {
+            users[owner.user] = nil
+        }
     }
 
     /// Adds the deadlines of `kinds` that `watch` has now.

@@ -36,14 +36,27 @@ extension RegionMonitor {
         let reach = 2 * RegionRule.nominalCityAccuracy
         for number in candidates(within: reach, of: position) {
             guard let watch = watches[number], includedOwners.contains(watch.owner) else { continue }
-            let region = watch.region
-            let distance = greatCircleDistance(
-                region.latitude, region.longitude, position.latitude, position.longitude)
-            let margin = abs(distance - region.radius) / 2
-            if margin < RegionRule.nominalStreetAccuracy { return .exact }
-            if margin < RegionRule.nominalCityAccuracy { level = .street }
+            level = max(level, Self.marginLevel(for: watch.region, at: position))
+            if level == .exact { return .exact }
         }
         return level
+    }
+
+    /// The coarsest level whose fixes decide `region` alone from `position` (city when there is none): what adding
+    /// it asks of the providers, whatever else is watched.
+    public static func neededLevel(for region: Region, at position: RegionFix?) -> AccuracyLevel {
+        let level: AccuracyLevel = isSmall(region) ? .street : .city
+        guard let position, position.isValid else { return level }
+        return max(level, marginLevel(for: region, at: position))
+    }
+
+    /// The level the distance from `position` to `region`'s boundary asks for.
+    private static func marginLevel(for region: Region, at position: RegionFix) -> AccuracyLevel {
+        let distance = greatCircleDistance(region.latitude, region.longitude, position.latitude, position.longitude)
+        let margin = abs(distance - region.radius) / 2
+        if margin < RegionRule.nominalStreetAccuracy { return .exact }
+        if margin < RegionRule.nominalCityAccuracy { return .street }
+        return .city
     }
 
     /// True for a region whose fixes must be better than city's to decide it: 2R below the city accuracy.

@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+import WhereaboutsCore
+import WhereaboutsStorage
+
+/// The regions kept on disk, one file per user: a user's change writes that user's file only, a user who keeps
+/// nothing has none, a file that cannot be read costs its user only, and the one file of earlier versions is
+/// moved into the users' files.
+@Suite("The regions store: a file per user")
+struct RegionStoreTests {
+    static let now = WallTime(microseconds: 1_700_000_000_000_000)
+
+    /// A folder holding a grants path for a store, removed afterwards by the caller.
+    static func folder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("regions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func region(_ id: String) throws -> Region {
+        try Region.validated(id: id, latitude: 48, longitude: 11, radius: 200, options: [:], now: now)
+    }
+
+    static func monitor(_ owners: [RegionOwner]) throws -> RegionMonitor {
+        var monitor = RegionMonitor()
+        for owner in owners { try monitor.add(try region("home"), for: owner, now: now) }
+        return monitor
+    }
+
+    @Test func eachUserHasAFileAndOneWithNothingHasNone() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = RegionStore(besideGrantsAt: folder.appendingPathComponent("grants").path) { _ in }
+        let alice = RegionOwner(user: 1000, app: "org.example.Maps")
+        let bob = RegionOwner(user: 1001, app: "org.example.Maps")
+        var monitor = try Self.monitor([alice, bob])
+        store.save(monitor.takeChangedUsers().map { monitor.records(ofUser: $0) })
+        store.flush()
+        let users = folder.appendingPathComponent("regions.d")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: users.path).sorted() == ["1000", "1001"])
+        let bobsFile = users.appendingPathComponent("1001")
+        let bobsBefore = try FileManager.default.attributesOfItem(atPath: bobsFile.path)[.systemFileNumber] as? Int
+
+        // Alice's change writes Alice's file alone: Bob's is the same file, not rewritten.
+        try monitor.add(try Self.region("work"), for: alice, now: Self.now)
+        #expect(monitor.changedUsers == [1000])
+        store.save(monitor.takeChangedUsers().map { monitor.records(ofUser: $0) })
+        store.flush()
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: bobsFile.path)[.systemFileNumber] as? Int == bobsBefore)
+
+        _ = monitor.remove("home", for: bob)
+        store.save(monitor.takeChangedUsers().map { monitor.records(ofUser: $0) })
+        store.flush()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: users.path) == ["1000"])
+        let read = store.load(now: Self.now) { Issue.record("\($0)") }
+        #expect(read.count == 2 && read.keepingUsers == [1000])
+    }
+
+    @Test func aFileThatCannotBeReadCostsItsUserOnly() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = RegionStore(besideGrantsAt: folder.appendingPathComponent("grants").path) { _ in }
+        var monitor = try Self.monitor([
+            RegionOwner(user: 1000, app: "org.example.Maps"), RegionOwner(user: 1001, app: "org.example.Maps"),
+        ])
+        store.save(monitor.takeChangedUsers().map { monitor.records(ofUser: $0) })
+        store.flush()
+        try "# whereabouts regions 2\nnot a line\n".write(
+            to: folder.appendingPathComponent("regions.d/1001"), atomically: true, encoding: .utf8)
+        var lines: [String] = []
+        let read = store.load(now: Self.now) { lines.append($0) }
+        #expect(read.keepingUsers == [1000])
+        #expect(lines.count == 1 && lines[0].contains("regions of user 1001") && lines[0].contains("moved it to"))
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("regions.d").path)
+        #expect(names.contains("1000") && names.contains { $0.hasPrefix("1001.corrupt-") } && !names.contains("1001"))
+    }
+
+    @Test func theEarlierOneFileStoreIsMovedIntoTheUsersFiles() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let monitor = try Self.monitor([
+            RegionOwner(user: 1000, app: "org.example.Maps"), RegionOwner(user: 1001, app: "org.example.Weather"),
+        ])
+        try RegionFile.serialize(monitor).write(
+            to: folder.appendingPathComponent("regions"), atomically: true, encoding: .utf8)
+        let store = RegionStore(besideGrantsAt: folder.appendingPathComponent("grants").path) { _ in }
+        var lines: [String] = []
+        let read = store.load(now: Self.now) { lines.append($0) }
+        #expect(read.count == 2 && read.keepingUsers == [1000, 1001])
+        #expect(lines.count == 1 && lines[0].contains("moved 2 region(s) of 2 user(s)"), "\(lines)")
+        #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("regions").path))
+        #expect(store.load(now: Self.now) { Issue.record("\($0)") }.count == 2)
+    }
+}
