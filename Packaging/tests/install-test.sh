@@ -208,6 +208,24 @@ cat /tmp/nobody.json
 grep -qF '"latitude":52.5163' /tmp/nobody.json || fail "nobody got no location with a polkit rule that allows it"
 rm /etc/polkit-1/rules.d/50-install-test.rules
 
+step "regions keep the daemon running, from boot on"
+REGIONS=/var/lib/whereabouts/regions.d
+systemctl is-enabled -q whereabouts-regions.path || fail "whereabouts-regions.path is not enabled"
+systemctl is-active -q whereabouts-regions.path || fail "whereabouts-regions.path is not active"
+whereabouts region add home 52.5163 13.3777 300 || fail "whereabouts region add"
+for _ in $(seq 100); do [ -f $REGIONS/0 ] && break; sleep 0.1; done
+ls -l $REGIONS
+[ "$(stat -c '%U %a' $REGIONS/0)" = "whereabouts 600" ] || fail "root's regions file: $(stat -c '%U %a' $REGIONS/0)"
+# A stop, as a reboot is: the path unit starts the daemon again while a region is kept.
+systemctl stop $UNIT
+for _ in $(seq 100); do systemctl is-active -q $UNIT && break; sleep 0.1; done
+systemctl is-active -q $UNIT || fail "whereabouts-regions.path did not start $UNIT with a region kept"
+whereabouts region list | grep -q home || fail "the region did not outlive the stop"
+whereabouts region remove home || fail "whereabouts region remove"
+for _ in $(seq 100); do [ -z "$(ls -A $REGIONS)" ] && break; sleep 0.1; done
+[ -z "$(ls -A $REGIONS)" ] || fail "a regions file stayed with no region kept: $(ls -A $REGIONS)"
+echo "the path unit ran $UNIT while a region was kept; with none, $REGIONS is empty"
+
 step "another user cannot own $GC"
 systemctl stop $UNIT; wait_inactive || fail "$UNIT did not stop"
 as_nobody /usr/libexec/whereaboutsd --timeout 1 2>/tmp/deny.err; rc=$?
