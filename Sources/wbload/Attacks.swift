@@ -11,6 +11,8 @@ struct Attack: Sendable {
     let name: String
     /// The attack's mode and arguments; nil for the quiet baseline.
     let arguments: [String]?
+    /// The apps the service's configuration allows (`allowed=true`, which meets the package's *always* challenge).
+    var apps = [Contender.desktopId]
 
     static let all = [
         Attack(name: "none (baseline)", arguments: nil),
@@ -20,6 +22,9 @@ struct Attack: Sendable {
         Attack(name: "CheckAuthorisation flood, new app each", arguments: ["checks", "10"]),
         Attack(name: "decisions stored, new app each", arguments: ["grants"]),
         Attack(name: "AddAgent flood", arguments: ["agents"]),
+        Attack(
+            name: "AddRegion flood, the user's 2,000 and on", arguments: ["regions"],
+            apps: [Contender.desktopId] + (0..<3).map { "\(Contender.desktopId)-r\($0)" }),
     ]
 
     static let script = ProjectPaths.servers.appendingPathComponent("attack.py")
@@ -34,13 +39,15 @@ struct AttackFigures: Sendable {
     /// Probes that got an error, and the first error.
     let failures: Int
     let firstFailure: String?
+    /// What the service wrote to storage while probed, in bytes a second (`write_bytes` of `/proc/PID/io`).
+    var writtenPerSecond: Double = .nan
 }
 
 /// Runs each attack against a fresh whereaboutsd on the bench bus, as packaged, and probes it.
 func measureAttacks(on bench: BenchBus, _ options: Options) async throws -> [AttackFigures] {
     var results: [AttackFigures] = []
     for attack in Attack.all {
-        let contender = try await makeContender(.whereabouts, on: bench.bus)
+        let contender = try await makeContender(.whereabouts, on: bench.bus, apps: attack.apps)
         defer { contender.shutdown() }
         let watch = try await NameWatch(address: bench.bus.address)
         try contender.launch()
@@ -50,7 +57,12 @@ func measureAttacks(on bench: BenchBus, _ options: Options) async throws -> [Att
         if let arguments = attack.arguments {
             attacker = try await startAttacker(bench, arguments)
         }
-        let figures = try await probe(bench.bus.address, attack, seconds: options.attackSeconds)
+        let pid = try contender.pid
+        let writtenBefore = storageBytesWritten(pid)
+        var figures = try await probe(bench.bus.address, attack, seconds: options.attackSeconds)
+        if let before = writtenBefore, let after = storageBytesWritten(pid) {
+            figures.writtenPerSecond = Double(after - before) / Double(options.attackSeconds)
+        }
         attacker?.stop(grace: 2)
         guard try contender.pid > 0 else { throw TestEnvironmentError("the service is gone") }
         log(
@@ -72,6 +84,13 @@ func measureAttacks(on bench: BenchBus, _ options: Options) async throws -> [Att
         return process.log.contains("ready")
     }
     return process
+}
+
+/// The bytes process `pid` caused to be written to storage so far (`write_bytes` in `/proc/PID/io`).
+private func storageBytesWritten(_ pid: pid_t) -> UInt64? {
+    guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return nil }
+    return text.split(separator: "\n").first { $0.hasPrefix("write_bytes:") }
+        .flatMap { UInt64($0.dropFirst("write_bytes:".count).trimmingCharacters(in: .whitespaces)) }
 }
 
 /// A fresh connection's `GetClient`, timed, every ``Attack/probeInterval`` for `seconds`.
@@ -106,7 +125,8 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
             + "GetClient every 50 ms for \(options.attackSeconds) s while \(BenchBus.loadUser) attacks; whereaboutsd "
             + "as packaged with polkitd and the package's policy, \(ProcessInfo.processInfo.activeProcessorCount) cores",
         "",
-        "attack".padding(toLength: 48, withPad: " ", startingAt: 0) + "probes   p50 ms   p99 ms   max ms   failed",
+        "attack".padding(toLength: 48, withPad: " ", startingAt: 0)
+            + "probes   p50 ms   p99 ms   max ms   written KB/s   failed",
     ]
     for result in results {
         let latencies = result.latencies
@@ -116,6 +136,7 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
                 + format(latencies.median).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(latencies.percentile(99)).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(latencies.values.last ?? .nan).padding(toLength: 9, withPad: " ", startingAt: 0)
+                + format(result.writtenPerSecond / 1000).padding(toLength: 15, withPad: " ", startingAt: 0)
                 + String(result.failures) + (result.firstFailure.map { " (\($0))" } ?? ""))
     }
     return lines.joined(separator: "\n") + "\n"

@@ -24,6 +24,11 @@ unprivileged user. Each mode prints "ready" once the attack is under way, then k
 
     attack.py ADDRESS APP agents
         Registers an agent (AddAgent "gnome-shell") on a new connection and leaves, again and again.
+
+    attack.py ADDRESS APP regions
+        Adds regions with 255-byte ids for three apps (APP-r0, APP-r1, APP-r2), 1000 to each, one call at a time,
+        and then keeps re-adding them (and asking for more, refused past the user's share): "ready" once the user's
+        share is full, the flood of changes going on after it.
 """
 
 import sys
@@ -199,6 +204,26 @@ def agents():
         ready()
 
 
+def regions():
+    connection = connect()
+    clients = {}
+    while True:
+        number = state["counter"]
+        state["counter"] += 1
+        name = "%s-r%d" % (app, (number // 1000) % 3)
+        if name not in clients:
+            clients[name] = client_for(connection, name)
+        region_id = ("%d-" % (number % 2500)).ljust(255, "x")
+        try:
+            clients[name].AddRegion(region_id, 48.8584 + (number % 100) * 0.001, 2.2945, 200.0,
+                                    dbus.Dictionary({}, signature="sv"), dbus_interface=WHEREABOUTS_CLIENT,
+                                    timeout=TIMEOUT)
+        except dbus.exceptions.DBusException:
+            pass
+        if number >= 2000:
+            ready()
+
+
 if mode == "introspect":
     introspect(int(arguments[0]))
 elif mode == "requests":
@@ -211,5 +236,7 @@ elif mode == "grants":
     grants()
 elif mode == "agents":
     agents()
+elif mode == "regions":
+    regions()
 else:
     sys.exit("unknown mode " + mode)
