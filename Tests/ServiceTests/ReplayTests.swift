@@ -35,8 +35,9 @@ struct ReplayTests {
     }
 
     @Test func replayedFixesMoveEastOneUpdatePerFix() async throws {
-        // 2× speed gives a test process slowed by a loaded machine half a second to read each object.
-        let speed = 2.0
+        // Real time gives a test process slowed by a loaded machine a second to read each object, and the four a
+        // client keeps four seconds before the oldest goes (at 2× a full run on two cores once read 1 of 20).
+        let speed = 1.0
         let harness = try await startedHarness(
             config: replayConfig(speed: speed), files: ["track.nmea": nmeaTrack(count: 30)])
         defer { harness.stop() }
@@ -47,7 +48,7 @@ struct ReplayTests {
         #expect(level == .uint32(8))
         let path = try await startClient(app)
 
-        // 20 updates take about 10 s at 2× speed, within the first pass of the 15 s track.
+        // 20 updates take about 20 s, within the first pass of the 30 s track.
         let read = try await app.readLocations(count: 20, timeout: .seconds(60))
         let fixes = read.compactMap { $0 }
         print("replay: read \(fixes.count) of \(read.count) Location objects as they were announced")
