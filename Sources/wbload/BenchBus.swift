@@ -13,12 +13,16 @@ import TestSupport
 final class BenchBus: @unchecked Sendable {
     /// The user the load clients run as.
     static let loadUser = "nobody"
+    /// The users of the regions bench, ``loadUser`` first: a user may keep at most ``Region/limitPerUser`` regions,
+    /// so the service's 10,000 take five of them.
+    static let regionUsers = [loadUser, "daemon", "bin", "sys", "www-data"]
 
-    /// The rule standing in for an active login session of ``loadUser``.
+    /// The rule standing in for an active login session of ``loadUser`` (and of the regions bench's users).
     static let activeSessionRule = """
-        // The bench's load user gets what an active local session gets by the package's defaults.
+        // The bench's load users get what an active local session gets by the package's defaults.
         polkit.addRule(function (action, subject) {
-            if (subject.user != "\(loadUser)") return polkit.Result.NOT_HANDLED;
+            if (\(regionUsers.map { "subject.user != \"\($0)\"" }.joined(separator: " && ")))
+                return polkit.Result.NOT_HANDLED;
             if (action.id == "io.github.whereabouts1.location-always") return polkit.Result.AUTH_SELF_KEEP;
             if (action.id == "io.github.whereabouts1.location-when-in-use") return polkit.Result.YES;
             return polkit.Result.NOT_HANDLED;

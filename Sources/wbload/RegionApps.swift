@@ -7,9 +7,13 @@ import TestSupport
 /// The city of the regions bench (`wbload --regions`): the apps' regions and the drive through them, both fixed
 /// by the seeds alone, so that every run watches the same circles on the same track.
 enum RegionLayout {
-    /// The apps, each a connection of its own: `org.example.Regions0` to `org.example.Regions9`.
+    /// The apps, each a connection of its own: `org.example.Regions0` to `org.example.Regions9`, two for each of
+    /// ``BenchBus/regionUsers``.
     static let apps = 10
-    /// The regions each app adds: 10,000 in all, every app at the daemon's limit.
+    /// The apps each user runs.
+    static let appsPerUser = apps / BenchBus.regionUsers.count
+    /// The regions each app adds: 10,000 in all, every app at the daemon's limit per app, every user at its
+    /// limit, the daemon at its limit in all.
     static let regionsPerApp = 1000
     /// The middle of the city (Munich), degrees north and east.
     static let centre = (latitude: 48.137, longitude: 11.575)
@@ -108,27 +112,35 @@ enum RegionLayout {
     }
 }
 
-/// The apps of the regions bench, in the load child (``LoadChild``) and so run as the load's user: each on a
-/// connection of its own with the client `GetClient` gives it, its `DesktopId` set, counting the `RegionChanged`
-/// signals its connection hears. Its commands follow the word `regions`: `connect` (answered `ok`), `add`
-/// (`ok SECONDS`: every app adds its regions, all apps at once) and `changes` (`changes COUNT`).
+/// The apps of the regions bench, in a load child (``LoadChild``) and so run as its user: each on a connection of
+/// its own with the client `GetClient` gives it, its `DesktopId` set, counting the `RegionChanged` signals its
+/// connection hears. Its commands follow the word `regions`: `connect FIRST COUNT` (apps FIRST..<FIRST+COUNT;
+/// answered `ok`), `add` (`ok SECONDS`: every app adds its regions, all apps at once) and `changes` (`changes COUNT`).
 @BusActor
 final class RegionApps {
     private let address: String
-    private var apps: [(connection: Connection, client: ObjectPath)] = []
+    private var apps: [(index: Int, connection: Connection, client: ObjectPath)] = []
     private var changes = 0
 
     init(address: String) { self.address = address }
 
     func perform(_ arguments: [String]) async throws -> String {
         switch arguments {
-        case ["connect"]:
-            for index in 0..<RegionLayout.apps { apps.append(try await connect(RegionLayout.desktopId(index))) }
+        case let command where command.count == 3 && command[0] == "connect":
+            guard let first = Int(command[1]), let count = Int(command[2]) else {
+                throw TestEnvironmentError("regions connect FIRST COUNT: \(command)")
+            }
+            for index in first..<(first + count) {
+                let (connection, client) = try await connect(RegionLayout.desktopId(index))
+                apps.append((index, connection, client))
+            }
             return "ok"
         case ["add"]:
             let start = monotonicNanoseconds()
-            let additions = apps.enumerated().map { index, app in
-                Task { @BusActor in try await Self.add(RegionLayout.regions(ofApp: index), app.connection, app.client) }
+            let additions = apps.map { app in
+                Task { @BusActor in
+                    try await Self.add(RegionLayout.regions(ofApp: app.index), app.connection, app.client)
+                }
             }
             for addition in additions { try await addition.value }
             return "ok \(Double(monotonicNanoseconds() - start) / 1e9)"

@@ -48,7 +48,8 @@ struct RegionFigures: Sendable {
 }
 
 /// `wbload --regions`: what geofencing costs whereaboutsd as installed. Two rounds on fresh daemons, the same but
-/// for the regions: ``RegionLayout/apps`` apps, run as ``BenchBus/loadUser`` and authorised *always* as the other
+/// for the regions: ``RegionLayout/apps`` apps, run as the five ``BenchBus/regionUsers`` (a user may keep 2000
+/// regions), two each, and authorised *always* as the other
 /// rounds' app is (polkit's challenge met by `allowed=true`), each on a connection of its own, connect; one
 /// started client at exact level (the monitor) counts the fixes; in the second round each app adds
 /// ``RegionLayout/regionsPerApp`` regions; then a simulation (`Manager.Simulate`, called as root) plays the drive
@@ -80,12 +81,19 @@ private func regionRound(adding: Bool, _ epochs: [NMEAEpoch], on bench: BenchBus
     try contender.launch()
     _ = try await watch.waitUntilOwned()
     let pid = try contender.pid
-    let child = try RemoteLoad(address: bench.bus.address, user: BenchBus.loadUser, pooledConnections: 1)
-    defer { child.quit() }
-    let meter = CPUMeter(service: pid, load: [child.pid], bus: bench.bus.pid, polkit: bench.polkitPid)
+    // One child per user, each running its user's apps; the first also runs the monitor.
+    let children = try BenchBus.regionUsers.map { user in
+        try RemoteLoad(address: bench.bus.address, user: user, pooledConnections: 1)
+    }
+    defer { for child in children { child.quit() } }
+    let child = children[0]
+    let meter = CPUMeter(service: pid, load: children.map(\.pid), bus: bench.bus.pid, polkit: bench.polkitPid)
 
-    log("regions, \(label): \(RegionLayout.apps) apps connect")
-    _ = try await child.ask("regions connect", expecting: "ok")
+    log("regions, \(label): \(RegionLayout.apps) apps of \(children.count) users connect")
+    for (index, each) in children.enumerated() {
+        let first = index * RegionLayout.appsPerUser
+        _ = try await each.ask("regions connect \(first) \(RegionLayout.appsPerUser)", expecting: "ok")
+    }
     // The monitor, which also keeps the receiver read from the start, so that both memory figures have it.
     let monitor = try await child.ask("round 1 own \(Contender.desktopId) 20", expecting: "round")
     guard monitor.count >= 3, monitor[1] == "0" else {
@@ -97,8 +105,12 @@ private func regionRound(adding: Bool, _ epochs: [NMEAEpoch], on bench: BenchBus
     round.withRegions = round.connected
     if adding {
         log("regions, \(label): each app adds \(RegionLayout.regionsPerApp)")
-        let added = try await child.ask("regions add", expecting: "ok")
-        round.addSeconds = added.first.flatMap { Double($0) } ?? .nan
+        let additions = children.map { each in Task { try await each.ask("regions add", expecting: "ok") } }
+        var seconds = 0.0
+        for addition in additions {
+            seconds = max(seconds, try await addition.value.first.flatMap { Double($0) } ?? .nan)
+        }
+        round.addSeconds = seconds
         round.regions = RegionLayout.apps * RegionLayout.regionsPerApp
         await pause(seconds: 3)
         round.withRegions = ProcessFigures.memory(pid)
@@ -113,19 +125,26 @@ private func regionRound(adding: Bool, _ epochs: [NMEAEpoch], on bench: BenchBus
     let playing = Double(epochs.count) / RegionLayout.fixesPerSecond
     try await child.waitForUpdates(before + RegionLayout.warmUpFixes, drive, seconds: playing + 30)
     let start = (
-        updates: try await child.count("updates"), cpu: meter.read(), changes: try await child.count("regions changes"),
+        updates: try await child.count("updates"), cpu: meter.read(), changes: try await changes(children),
         time: monotonicNanoseconds()
     )
     try await child.waitForUpdates(start.updates + options.fixes, drive, seconds: playing + 30)
     round.fixes = try await child.count("updates") - start.updates
     round.cpu = meter.since(start.cpu)
     round.seconds = Double(monotonicNanoseconds() - start.time) / 1e9
-    round.changes = try await child.count("regions changes") - start.changes
+    round.changes = try await changes(children) - start.changes
     log(
         "regions, \(label): \(round.fixes) fixes in \(round.seconds) s, daemon CPU \(round.cpu.service) s,"
             + " \(round.changes) RegionChanged")
     await stopService(contender)
     return round
+}
+
+/// The `RegionChanged` signals the apps of all `children` heard so far.
+private func changes(_ children: [RemoteLoad]) async throws -> Int {
+    var total = 0
+    for child in children { total += try await child.count("regions changes") }
+    return total
 }
 
 extension RemoteLoad {
@@ -259,7 +278,8 @@ func regionTable(_ figures: RegionFigures) -> String {
             + " (\(figures.daemon)), one bus with polkitd and the package's policy;"
             + " \(ProcessInfo.processInfo.activeProcessorCount) cores \(machine), load average"
             + " \(figures.loadBefore) at the start, \(figures.loadAfter) at the end (other work may be running)",
-        "\(RegionLayout.apps) apps (\(RegionLayout.desktopId(0))…\(RegionLayout.apps - 1)) as \(BenchBus.loadUser),"
+        "\(RegionLayout.apps) apps (\(RegionLayout.desktopId(0))…\(RegionLayout.apps - 1)), \(RegionLayout.appsPerUser)"
+            + " each as \(BenchBus.regionUsers.joined(separator: ", ")),"
             + " each on a connection of its own, authorised always (polkit's challenge met by allowed=true),"
             + " \(RegionLayout.regionsPerApp) regions each: circles of"
             + " \(Int(RegionLayout.radii.lowerBound))–\(Int(RegionLayout.radii.upperBound)) m radius within"
