@@ -73,6 +73,21 @@ final class NetworkPositioningRig: @unchecked Sendable {
     @concurrent
     func launch() async throws { try harness.startDaemon(launcher: launcher) }
 
+    /// An app on a connection of its own with a street-level client started and its first update in; the caller
+    /// closes it.
+    @BusActor
+    func streetClient() async throws -> GeoClueTestClient {
+        let app = try await GeoClueTestClient(bus: bus)
+        do {
+            _ = try await app.startedClient(level: 6)
+            _ = try await app.waitForUpdates(1)
+            return app
+        } catch {
+            app.close()
+            throw error
+        }
+    }
+
     /// The daemon's row of `Providers` for `kind`: (available, running, details).
     @BusActor
     func provider(_ kind: String, _ app: GeoClueTestClient) async throws -> (
@@ -174,10 +189,8 @@ struct NetworkPositioningTests {
         let rig = try await NetworkPositioningRig.make()
         defer { rig.stop() }
         try await rig.launch()
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let app = try await rig.streetClient()
         defer { app.close() }
-        _ = try await app.startedClient(level: 6)
-        _ = try await app.waitForUpdates(1)
         let agent = try GeoClueTestAgent(bus: rig.bus, maxAccuracyLevel: 8)
         try await agent.register()
         agent.setMaxAccuracyLevel(4)
@@ -612,10 +625,8 @@ struct NetworkPositioningTests {
         let rig = try await NetworkPositioningRig.make()
         defer { rig.stop() }
         try await rig.launch()
-        let app = try await GeoClueTestClient(bus: rig.bus)
+        let app = try await rig.streetClient()
         defer { app.close() }
-        _ = try await app.startedClient(level: 6)
-        _ = try await app.waitForUpdates(1)
         let cli = try ProjectPaths.product("whereabouts")
         let output = try await runCLI(cli, ["status"], environment: rig.bus.environment)
         #expect(output.contains("provider wifi: available, running"), "\(output)")
