@@ -35,6 +35,8 @@ final class RegionWatch {
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
     /// The full count of what the regions need, due at the next turn of the loop.
     private var demandRecount: ScheduledTimer?
+    /// The look, after a save, for users whose file could not be written.
+    private var failureCheck: ScheduledTimer?
     /// "Pending events dropped" lines, a few per user every 10 s.
     private var droppedLines = RateLimiter<UInt32>()
     /// Called with whether any region or pending event is kept, when that changes (the idle exit waits while one
@@ -110,10 +112,12 @@ final class RegionWatch {
 
     /// The grant of `owner` was revoked: its regions go, and its clients hear `RegionsRemoved`.
     func revoked(_ owner: RegionOwner) {
-        guard let removal = monitor.removeAll(of: owner, reason: .authorisationRevoked) else { return }
-        service.logger.notice(
-            "regions: \(removal.ids.count) of '\(owner.app)' (user \(owner.user)) removed with its grant")
-        announce(removal)
+        // An owner with pending events and no region loses the events, which is a change too.
+        if let removal = monitor.removeAll(of: owner, reason: .authorisationRevoked) {
+            service.logger.notice(
+                "regions: \(removal.ids.count) of '\(owner.app)' (user \(owner.user)) removed with its grant")
+            announce(removal)
+        }
         changed()
     }
 
@@ -250,8 +254,23 @@ final class RegionWatch {
         if let pendingSave { service.timers.cancelTimer(pendingSave.timer) }
         pendingSave = nil
         let users = monitor.takeChangedUsers()
-        guard !users.isEmpty else { return }
-        store?.save(users.map { monitor.records(ofUser: $0) })
+        guard !users.isEmpty, let store else { return }
+        store.save(users.map { monitor.records(ofUser: $0) })
+        checkForFailedWrites(of: store)
+    }
+
+    /// ``stateSaveDelay`` after a save, has the users whose file could not be written (a full disk) saved again,
+    /// with whatever they keep by then; while writes fail, so every ``stateSaveDelay``.
+    private func checkForFailedWrites(of store: RegionStore) {
+        guard failureCheck == nil else { return }
+        failureCheck = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
+            guard let self else { return }
+            self.failureCheck = nil
+            let failed = store.takeFailedUsers()
+            guard !failed.isEmpty else { return }
+            self.monitor.noteChanged(failed)
+            self.saveNow()
+        }
     }
 
     /// Writes the changed users' files `delay` from now, with whatever else changes meanwhile, or sooner if a write

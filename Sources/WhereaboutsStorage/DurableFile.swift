@@ -12,8 +12,14 @@ import WhereaboutsCore
 public struct DurableFile: Sendable {
     /// The file's path.
     public let path: String
+    /// Where an unusable file is moved, as `ASIDE.corrupt-SECONDS`: beside itself by default.
+    private let aside: String
 
-    public init(path: String) { self.path = path }
+    /// The file at `path`, an unusable one moved to `aside` (by default `path`) with `.corrupt-SECONDS` added.
+    public init(path: String, aside: String? = nil) {
+        self.path = path
+        self.aside = aside ?? path
+    }
 
     /// The file called `name` in the folder of the file at `neighbour`.
     public init(named name: String, besideFileAt neighbour: String) {
@@ -107,15 +113,25 @@ public struct DurableFile: Sendable {
         public init(_ description: String) { self.description = description }
     }
 
-    /// Moves the file aside as `NAME.corrupt-SECONDS` and returns the new path.
+    /// Moves the file aside as `NAME.corrupt-SECONDS` (or the `aside` given) and returns the new path.
     public func moveAside(now: WallTime) throws(Failure) -> String {
-        let target = "\(path).corrupt-\(now.seconds)"
+        let target = "\(aside).corrupt-\(now.seconds)"
         guard rename(path, target) == 0 else { throw Failure(operation: "rename", path: path, code: errno) }
-        syncFolder()
+        Self.syncFolder(of: path)
+        if aside != path { Self.syncFolder(of: target) }
         return target
     }
 
-    private func syncFolder() {
+    /// Removes the file, durably: once it returns, the file does not come back after a power cut. A file already
+    /// gone is no failure.
+    public func remove() throws(Failure) {
+        guard unlink(path) == 0 || errno == ENOENT else { throw Failure(operation: "remove", path: path, code: errno) }
+        Self.syncFolder(of: path)
+    }
+
+    private func syncFolder() { Self.syncFolder(of: path) }
+
+    private static func syncFolder(of path: String) {
         let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let fd = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return }

@@ -1,3 +1,4 @@
+import Synchronization
 import WhereaboutsCore
 
 #if canImport(Glibc)
@@ -25,19 +26,23 @@ public struct RegionStore: Sendable {
     public let folder: String
     private let earlier: DurableFile
     private let writer: BackgroundWriter<[UInt32: RegionUserRecords]>
+    /// The users whose last write failed, until ``takeFailedUsers()``.
+    private let failed = FailedUsers()
 
     /// The store that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
-    /// writer's thread.
+    /// writer's thread, and its user kept for ``takeFailedUsers()``.
     public init(besideGrantsAt grantsPath: String, saveFailed: @escaping @Sendable (String) -> Void) {
         let folder = DurableFile(named: "regions.d", besideFileAt: grantsPath).path
         self.folder = folder
         earlier = DurableFile(named: "regions", besideFileAt: grantsPath)
+        let failed = self.failed
         writer = BackgroundWriter(
             write: { users in
                 for records in users.values.sorted(by: { $0.user < $1.user }) {
                     do {
                         try RegionStore.write(records, in: folder)
                     } catch {
+                        failed.users.withLock { _ = $0.insert(records.user) }
                         saveFailed("\(error)")
                     }
                 }
@@ -45,30 +50,48 @@ public struct RegionStore: Sendable {
             combine: { waiting, newer in waiting.merging(newer) { $1 } })
     }
 
-    /// The file of `user`.
-    public func file(of user: UInt32) -> DurableFile { DurableFile(path: "\(folder)/\(user)") }
+    /// The file of `user` in `folder`; one that cannot be read is moved out of the folder, beside it, as
+    /// `regions-UID.corrupt-SECONDS`, so that the folder holds only users' files.
+    private static func file(of user: UInt32, in folder: String) -> DurableFile {
+        let parent = folder.lastIndex(of: "/").map { String(folder[...$0]) } ?? ""
+        return DurableFile(path: "\(folder)/\(user)", aside: "\(parent)regions-\(user)")
+    }
 
     /// The saved regions, without those expired; `log` receives a line for each file that was corrupt or
     /// unreadable (moved aside, its user's regions not watched), for what was left out past the limits, and for the
     /// earlier one-file store moved into the users' files.
+    ///
+    /// The users whose file does not hold what they now keep (regions expired or left out, or nothing left at all)
+    /// come back noted as changed (``RegionMonitor/changedUsers``), so that the first save writes or removes their
+    /// files: the folder is then empty exactly when nothing is kept. A temporary file a crash left is removed.
     public func load(now: WallTime, log: (String) -> Void) -> RegionMonitor {
         var monitor = RegionMonitor()
+        var texts: [UInt32: String] = [:]
         for user in Self.users(in: folder) {
-            let file = file(of: user)
+            let file = Self.file(of: user, in: folder)
             let kept = file.load(
                 limit: Self.fileSizeLimit, now: now, label: "regions of user \(user)",
                 fallback: "watching none of that user's regions", missing: RegionMonitor(), unusable: RegionMonitor(),
                 log: log
             ) { text in
-                Result { () throws(RegionFileError) in try RegionFile.parse(text, now: now, file: file.path, user: user)
+                texts[user] = text
+                return Result { () throws(RegionFileError) in
+                    try RegionFile.parse(text, now: now, file: file.path, user: user)
                 }
                 .mapError { DurableFile.LoadProblem("\($0)") }
             }
             let leftOut = monitor.adopt(kept)
-            if leftOut > 0 { log("regions of user \(user): \(leftOut) left out, past the limits") }
+            if leftOut.regions + leftOut.events > 0 {
+                log(
+                    "regions of user \(user): \(leftOut.regions) region(s) and \(leftOut.events) pending event(s) left "
+                        + "out, past the limits")
+            }
         }
-        moveEarlierStore(into: &monitor, now: now, log: log)
+        let unwritten = moveEarlierStore(into: &monitor, now: now, log: log)
         _ = monitor.takeChangedUsers()
+        monitor.noteChanged(
+            texts.filter { user, text in RegionFile.serialize(monitor.records(ofUser: user)) != text }.keys)
+        monitor.noteChanged(unwritten)
         return monitor
     }
 
@@ -79,11 +102,25 @@ public struct RegionStore: Sendable {
         writer.submit(Dictionary(records.map { ($0.user, $0) }) { $1 })
     }
 
+    /// The users whose file could not be written since the last call (a full or failing disk); they are forgotten,
+    /// and are to be saved again.
+    public func takeFailedUsers() -> Set<UInt32> {
+        failed.users.withLock { users in
+            defer { users = [] }
+            return users
+        }
+    }
+
     /// Waits until the regions handed over are written, for a process about to end.
     public func flush() { writer.flush() }
 
-    /// Reads the earlier versions' one file, takes in what it holds, writes the users' files and removes it.
-    private func moveEarlierStore(into monitor: inout RegionMonitor, now: WallTime, log: (String) -> Void) {
+    /// Reads the earlier versions' one file, takes in what it holds and writes the users' files. The old file is
+    /// then removed, or, when a user's file could not be written, moved aside as `regions.migrated-SECONDS`: it is
+    /// never taken in twice (which would bring back regions removed since, and repeat pending events). Returns the
+    /// users whose file is still to be written.
+    private func moveEarlierStore(into monitor: inout RegionMonitor, now: WallTime, log: (String) -> Void)
+        -> Set<UInt32>
+    {
         let old: RegionMonitor? = earlier.load(
             limit: Self.earlierFileSizeLimit, now: now, label: "regions", fallback: "watching none of its regions",
             missing: nil, unusable: nil, log: log
@@ -91,37 +128,57 @@ public struct RegionStore: Sendable {
             Result { () throws(RegionFileError) in try RegionFile.parse(text, now: now, file: earlier.path) }
                 .map(Optional.some).mapError { DurableFile.LoadProblem("\($0)") }
         }
-        guard let old else { return }
+        guard let old else { return [] }
         let leftOut = monitor.adopt(old)
-        do {
-            for user in old.keepingUsers { try Self.write(monitor.records(ofUser: user), in: folder) }
-            unlink(earlier.path)
-            log(
-                "regions: moved \(old.count - leftOut) region(s) of \(old.keepingUsers.count) user(s) from "
-                    + "\(earlier.path) into \(folder)" + (leftOut > 0 ? ", \(leftOut) left out past the limits" : ""))
-        } catch {
-            log("regions: cannot move \(earlier.path) into \(folder): \(error); it is read again at the next start")
+        var unwritten: Set<UInt32> = []
+        for user in old.keepingUsers {
+            do {
+                try Self.write(monitor.records(ofUser: user), in: folder)
+            } catch {
+                log("regions of user \(user): cannot write: \(error); written again at the next save")
+                unwritten.insert(user)
+            }
         }
+        let done: String
+        if unwritten.isEmpty {
+            do {
+                try earlier.remove()
+            } catch {
+                log("regions: cannot remove \(earlier.path) once read: \(error)")
+                return unwritten
+            }
+            done = "removed"
+        } else {
+            let aside = "\(earlier.path).migrated-\(now.seconds)"
+            guard rename(earlier.path, aside) == 0 else {
+                log("regions: cannot move \(earlier.path) aside once read: \(String(cString: strerror(errno)))")
+                return unwritten
+            }
+            done = "moved to \(aside)"
+        }
+        log(
+            "regions: moved \(old.count - leftOut.regions) region(s) of \(old.keepingUsers.count) user(s) from "
+                + "\(earlier.path) into \(folder) (\(done))"
+                + (leftOut.regions > 0 ? ", \(leftOut.regions) left out past the limits" : ""))
+        return unwritten
     }
 
-    /// Writes `records` to its user's file in `folder` (made when missing), or removes the file when the user keeps
-    /// nothing.
+    /// Writes `records` to its user's file in `folder` (made when missing), or removes the file, durably, when the
+    /// user keeps nothing.
     private static func write(_ records: RegionUserRecords, in folder: String) throws(DurableFile.Failure) {
-        let path = "\(folder)/\(records.user)"
+        let file = file(of: records.user, in: folder)
         if records.isEmpty {
-            guard unlink(path) == 0 || errno == ENOENT else {
-                throw DurableFile.Failure(operation: "remove", path: path, code: errno)
-            }
+            try file.remove()
             return
         }
         guard mkdir(folder, 0o700) == 0 || errno == EEXIST else {
             throw DurableFile.Failure(operation: "make the folder", path: folder, code: errno)
         }
-        try DurableFile(path: path).write(RegionFile.serialize(records))
+        try file.write(RegionFile.serialize(records))
     }
 
-    /// The users whose files are in `folder`, sorted: names that are a user id; anything else there (a file
-    /// moved aside, a temporary file) is not read.
+    /// The users whose files are in `folder`, sorted: names that are a user id. A user's temporary file, left by a
+    /// crash in the middle of a write, is removed; nothing else there is read.
     private static func users(in folder: String) -> [UInt32] {
         guard let directory = opendir(folder) else { return [] }
         defer { closedir(directory) }
@@ -130,11 +187,25 @@ public struct RegionStore: Sendable {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
                 String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
             }
-            guard !name.isEmpty, name.utf8.allSatisfy({ (48...57).contains($0) }), name.count <= 10,
-                name == "0" || !name.hasPrefix("0"), let user = UInt32(name)
-            else { continue }
-            users.append(user)
+            if name.hasSuffix(".tmp"), userID(name.dropLast(4)) != nil {
+                unlink("\(folder)/\(name)")
+                continue
+            }
+            if let user = userID(name[...]) { users.append(user) }
         }
         return users.sorted()
     }
+
+    /// The user id `name` spells in decimal, without leading zeros; nil for anything else.
+    private static func userID(_ name: Substring) -> UInt32? {
+        guard !name.isEmpty, name.utf8.allSatisfy({ (48...57).contains($0) }), name.count <= 10,
+            name == "0" || !name.hasPrefix("0")
+        else { return nil }
+        return UInt32(name)
+    }
+}
+
+/// The users whose file could not be written, shared by the store and its writer's thread.
+private final class FailedUsers: Sendable {
+    let users = Mutex<Set<UInt32>>([])
 }

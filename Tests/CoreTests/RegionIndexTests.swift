@@ -160,8 +160,12 @@ struct RegionPowerRuleTests {
         #expect(monitor.neededLevel(at: here) { $0 != F.maps } == nil)
     }
 
-    @Test func withoutAPositionCityIsAsked() throws {
-        #expect(try monitor(radius: 200, boundaryNorth: 50).neededLevel(at: nil) { _ in true } == .city)
+    /// With no position only the radii speak: city for large regions, street for one city fixes cannot decide,
+    /// as a region added before any fix asks (``RegionMonitor/neededLevel(for:at:)``).
+    @Test func withoutAPositionTheRadiiDecide() throws {
+        #expect(try monitor(radius: 5000, boundaryNorth: 50).neededLevel(at: nil) { _ in true } == .city)
+        #expect(try monitor(radius: 200, boundaryNorth: 50).neededLevel(at: nil) { _ in true } == .street)
+        #expect(RegionMonitor.neededLevel(for: try F.region(radius: 200), at: nil) == .street)
     }
 
     @Test func aLargeRegion20KilometresAwayNeedsCity() throws {

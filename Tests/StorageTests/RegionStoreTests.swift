@@ -72,8 +72,62 @@ struct RegionStoreTests {
         let read = store.load(now: Self.now) { lines.append($0) }
         #expect(read.keepingUsers == [1000])
         #expect(lines.count == 1 && lines[0].contains("regions of user 1001") && lines[0].contains("moved it to"))
+        // Moved out of the folder, which holds users' files only (the package's path unit watches it).
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.appendingPathComponent("regions.d").path)
-        #expect(names.contains("1000") && names.contains { $0.hasPrefix("1001.corrupt-") } && !names.contains("1001"))
+        #expect(names == ["1000"], "\(names)")
+        let beside = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(beside.contains { $0.hasPrefix("regions-1001.corrupt-") }, "\(beside)")
+    }
+
+    /// A file that no longer holds what its user keeps (its regions expired while the daemon was down) comes back
+    /// noted as changed, so that the first save removes it; a temporary file a crash left is removed at once: the
+    /// folder is empty exactly when nothing is kept.
+    @Test func filesThatNoLongerMatchAreWrittenAgainAndCrashLeftoversGo() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = RegionStore(besideGrantsAt: folder.appendingPathComponent("grants").path) { _ in }
+        var monitor = RegionMonitor()
+        let brief = try Region.validated(
+            id: "brief", latitude: 48, longitude: 11, radius: 200,
+            options: ["expires": .uint64(UInt64(Self.now.seconds + 60))], now: Self.now)
+        try monitor.add(brief, for: RegionOwner(user: 1000, app: "org.example.Maps"), now: Self.now)
+        try monitor.add(try Self.region("home"), for: RegionOwner(user: 1001, app: "org.example.Maps"), now: Self.now)
+        store.save(monitor.takeChangedUsers().map { monitor.records(ofUser: $0) })
+        store.flush()
+        let users = folder.appendingPathComponent("regions.d")
+        try "left by a crash".write(to: users.appendingPathComponent("1001.tmp"), atomically: true, encoding: .utf8)
+
+        var later = store.load(now: WallTime(microseconds: Self.now.microseconds + 120_000_000)) {
+            Issue.record("\($0)")
+        }
+        #expect(later.count == 1 && later.changedUsers == [1000])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: users.path).sorted() == ["1000", "1001"])
+        store.save(later.takeChangedUsers().map { later.records(ofUser: $0) })
+        store.flush()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: users.path) == ["1001"])
+        #expect(store.takeFailedUsers().isEmpty)
+    }
+
+    /// A user's file that cannot be written (here the folder is a file) is told, and its user kept for the
+    /// service to save again; the earlier one-file store is then moved aside, never taken in twice, and its users
+    /// come back to be written.
+    @Test func aFailedWriteIsKeptForAnotherAndTheEarlierStoreIsReadOnce() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try "not a folder".write(to: folder.appendingPathComponent("regions.d"), atomically: true, encoding: .utf8)
+        let monitor = try Self.monitor([RegionOwner(user: 1000, app: "org.example.Maps")])
+        try RegionFile.serialize(monitor).write(
+            to: folder.appendingPathComponent("regions"), atomically: true, encoding: .utf8)
+        let store = RegionStore(besideGrantsAt: folder.appendingPathComponent("grants").path) { _ in }
+        var lines: [String] = []
+        var read = store.load(now: Self.now) { lines.append($0) }
+        #expect(read.count == 1 && read.changedUsers == [1000], "\(lines)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(!names.contains("regions") && names.contains { $0.hasPrefix("regions.migrated-") }, "\(names)")
+        store.save(read.takeChangedUsers().map { read.records(ofUser: $0) })
+        store.flush()
+        #expect(store.takeFailedUsers() == [1000])
+        #expect(store.load(now: Self.now) { _ in }.count == 0, "the earlier store was taken in again")
     }
 
     @Test func theEarlierOneFileStoreIsMovedIntoTheUsersFiles() throws {

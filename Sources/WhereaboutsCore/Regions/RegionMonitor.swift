@@ -70,6 +70,10 @@ public struct RegionMonitor: Sendable {
         return changedUsers
     }
 
+    /// Notes `users` as changed: what is kept on disk for them must be written again (it differs from what they
+    /// keep, or writing it failed).
+    public mutating func noteChanged(_ users: some Sequence<UInt32>) { changedUsers.formUnion(users) }
+
     /// Everything `user` keeps, by owner and id, for its own file.
     public func records(ofUser user: UInt32) -> RegionUserRecords {
         var kept: [RegionWatch] = []
@@ -250,8 +254,9 @@ public struct RegionMonitor: Sendable {
     }
 
     /// Takes in what `other` (one file's) keeps, within the limits: a region past its user's or the monitor's
-    /// limit, or already kept, is left out, as is a pending event past its user's. Returns how many were left out.
-    public mutating func adopt(_ other: RegionMonitor) -> Int {
+    /// limit, or already kept, is left out, as is a pending event past its user's. Returns how many of each were
+    /// left out.
+    public mutating func adopt(_ other: RegionMonitor) -> (regions: Int, events: Int) {
         var leftOut = 0
         for owner in other.owners {
             for (id, number) in (other.numbers[owner] ?? [:]).sorted(by: { $0.key < $1.key }) {
@@ -265,16 +270,17 @@ public struct RegionMonitor: Sendable {
                 restore(watch)
             }
         }
+        var eventsLeftOut = 0
         for (owner, events) in other.pending.sorted(by: { $0.key < $1.key }) {
             let existing = pending[owner] ?? []
             let room = min(
                 RegionMonitor.pendingLimitPerUser - (users[owner.user]?.events ?? 0),
                 RegionMonitor.pendingLimit - existing.count)
             let taken = Array(events.suffix(max(0, room)))
-            leftOut += events.count - taken.count
+            eventsLeftOut += events.count - taken.count
             if !taken.isEmpty { setPending(existing + taken, for: owner) }
         }
-        return leftOut
+        return (leftOut, eventsLeftOut)
     }
 
     /// How many regions `owner` has.

@@ -24,15 +24,17 @@ extension RegionRule {
 
 extension RegionMonitor {
     /// The coarsest level whose fixes decide the boundaries of the regions of the owners for whom `include` is
-    /// true (those whose grant allows watching now), from `position` (the latest fix); city when there is no
-    /// position (or not a valid one), nil when those owners have no regions. See the power rule above.
+    /// true (those whose grant allows watching now), from `position` (the latest fix); with no position (or not a
+    /// valid one) what the radii alone ask (city, or street for a region under 5 km), nil when those owners have no
+    /// regions. See the power rule above.
     public func neededLevel(at position: RegionFix?, include: (RegionOwner) -> Bool) -> AccuracyLevel? {
         let included = owners.filter(include)
         guard !included.isEmpty else { return nil }
-        guard let position, position.isValid else { return .city }
-        let includedOwners = Set(included)
+        // The 2R clause holds wherever the position is, or whether there is one.
         var level = AccuracyLevel.city
         if included.contains(where: { smallRegionCount(of: $0) > 0 }) { level = .street }
+        guard let position, position.isValid else { return level }
+        let includedOwners = Set(included)
         let reach = 2 * RegionRule.nominalCityAccuracy
         for number in candidates(within: reach, of: position) {
             guard let watch = watches[number], includedOwners.contains(watch.owner) else { continue }
