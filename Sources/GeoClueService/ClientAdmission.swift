@@ -187,7 +187,7 @@ extension ClientObject {
             agentAllowance: agentAllowance, cap: uid.flatMap { service.knownCap(uid: $0) })
     }
 
-    /// The finest level the client's fixes are shown at: exact unless the user limited the app below its request
+    /// The finest level the client's fixes are shown at: exact unless the user limited the app
     /// (``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``).
     var shownLevel: AccuracyLevel {
         AuthorisationRule.shownLevel(

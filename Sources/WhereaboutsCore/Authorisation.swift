@@ -120,17 +120,18 @@ public enum AuthorisationRule {
         return level
     }
 
-    /// The finest level a client's fixes are shown at: exact, unless the user or administrator limited the app
-    /// below what it requested — an approximate grant (city), the agent's allowance for this start or the user's
-    /// agent cap (`MaxAccuracyLevel`) below the requested level — and then the finest of those limits. The level an
-    /// app requests chooses the providers that run for it, as in GeoClue; it never coarsens what it is served.
+    /// The finest level a client's fixes are shown at: exact, unless the user or administrator limited the app —
+    /// an approximate grant (city), the agent's allowance for this start below the requested level (an agent that
+    /// allows what was asked limits nothing), or the user's agent cap (`MaxAccuracyLevel`) below exact, a ceiling
+    /// on every app of the user — and then the finest of those limits. The level an app requests chooses the
+    /// providers that run for it, as in GeoClue; it never coarsens what it is served.
     public static func shownLevel(
         requested: AccuracyLevel, approximate: Bool, agentAllowance: AccuracyLevel?, cap: AccuracyLevel?
     ) -> AccuracyLevel {
         var level = AccuracyLevel.exact
         if approximate { level = min(level, .city) }
         if let agentAllowance, agentAllowance < requested { level = min(level, agentAllowance) }
-        if let cap, cap < requested { level = min(level, cap) }
+        if let cap { level = min(level, cap) }
         return level
     }
 

@@ -88,7 +88,8 @@ public struct LocationLedger: Sendable {
 }
 
 /// Reduces a fix to what a client limited to a coarse accuracy level may see (an approximate grant, or an agent's
-/// allowance or cap below what the app requested: ``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``).
+/// allowance below what the app requested, or a cap below exact:
+/// ``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``).
 ///
 /// Below `exact`, the position is snapped to the centre of a cell of a fixed grid whose size is the level's
 /// nominal radius, so repeated fixes from one place always give the same answer and cannot be averaged back to

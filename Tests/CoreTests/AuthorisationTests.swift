@@ -118,6 +118,10 @@ struct AuthorisationRuleTests {
         #expect(shown(.exact, allowance: .street) == .street)
         #expect(shown(.exact, cap: .neighborhood) == .neighborhood)
         #expect(shown(.street, allowance: .neighborhood, cap: .city) == .city)
+        // The user's cap is a ceiling on every app: a city request under a street cap never sees finer than
+        // street, whatever another app's request started.
+        #expect(shown(.city, cap: .street) == .street)
+        #expect(shown(.exact, allowance: .exact, cap: .exact) == .exact)
         // An approximate grant limits to city whatever the app asked.
         #expect(shown(.exact, approximate: true) == .city)
         #expect(shown(.country, approximate: true) == .city)
