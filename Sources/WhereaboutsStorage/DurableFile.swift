@@ -71,7 +71,7 @@ public struct DurableFile: Sendable {
             unlink(temporary)
             throw Failure(operation: "rename", path: temporary, code: code)
         }
-        syncFolder()
+        Self.syncFolder(of: path)
     }
 
     /// The state the file holds, for the service's state files: `missing` when there is no file; `parse`'s value
@@ -128,8 +128,6 @@ public struct DurableFile: Sendable {
         guard unlink(path) == 0 || errno == ENOENT else { throw Failure(operation: "remove", path: path, code: errno) }
         Self.syncFolder(of: path)
     }
-
-    private func syncFolder() { Self.syncFolder(of: path) }
 
     private static func syncFolder(of path: String) {
         let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."

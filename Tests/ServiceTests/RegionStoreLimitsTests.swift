@@ -34,11 +34,6 @@ struct RegionStoreLimitsTests {
         return result.output
     }
 
-    /// The value printed after `key`.
-    static func printed(_ key: String, in output: String) -> String? {
-        LocalUserLimitsTests.printed(key, in: output)
-    }
-
     /// The inode of the file at `path`, nil when there is none.
     static func inode(_ path: String) -> UInt64? {
         var status = stat()
@@ -54,17 +49,17 @@ struct RegionStoreLimitsTests {
         }
         let victimUID = try #require(getpwnam("daemon")?.pointee.pw_uid)
         let added = try Self.run(polkit, bus, user: "daemon", app: Self.victim, ["regions", "5", "5", "8"])
-        #expect(Self.printed("added", in: added) == "5", "\(added)")
+        #expect(LocalUserLimitsTests.printed("added", in: added) == "5", "\(added)")
         let victimFile = harness.directory.appendingPathComponent("regions.d/\(victimUID)").path
         try Wait.until("the victim's file", timeout: 10) { Self.inode(victimFile) != nil }
         let victimInode = Self.inode(victimFile)
 
         // The flood: ids of 255 bytes, 1000 to an app, over as many app ids as it takes.
         let flood = try Self.run(polkit, bus, user: "nobody", app: Self.flooder, ["regions", "2100", "1000", "255"])
-        #expect(Self.printed("added", in: flood) == "2000", "\(flood)")
-        let refused = try #require(Self.printed("refused-limits", in: flood), "\(flood)")
+        #expect(LocalUserLimitsTests.printed("added", in: flood) == "2000", "\(flood)")
+        let refused = try #require(LocalUserLimitsTests.printed("refused-limits", in: flood), "\(flood)")
         #expect(refused.hasPrefix("100 user 65534 already has 2000 regions of all apps"), "\(flood)")
-        #expect(Self.printed("other", in: flood) == "0 ", "\(flood)")
+        #expect(LocalUserLimitsTests.printed("other", in: flood) == "0 ", "\(flood)")
         // Only the flooder's file was written: the victim's is the same file.
         #expect(Self.inode(victimFile) == victimInode, "the victim's file was rewritten")
         let nobodyFile = harness.directory.appendingPathComponent("regions.d/65534").path
@@ -75,9 +70,11 @@ struct RegionStoreLimitsTests {
         try harness.startDaemon()
         let listed = try Self.run(polkit, bus, user: "daemon", app: "\(Self.victim).0", ["list"])
         let ids = (0..<5).map { "\($0)-".padding(toLength: 8, withPad: "x", startingAt: 0) }
-        #expect(Self.printed("listed", in: listed) == ids.sorted().joined(separator: ","), "\(listed)")
+        #expect(LocalUserLimitsTests.printed("listed", in: listed) == ids.sorted().joined(separator: ","), "\(listed)")
         let again = try Self.run(polkit, bus, user: "nobody", app: Self.flooder, ["regions", "1", "1", "8"])
-        #expect(Self.printed("added", in: again) == "0", "the flooder's share holds across the restart: \(again)")
+        #expect(
+            LocalUserLimitsTests.printed("added", in: again) == "0",
+            "the flooder's share holds across the restart: \(again)")
         #expect(!harness.daemonLog.contains("moved it to"), "\(harness.daemonLog.suffix(3000))")
     }
 
