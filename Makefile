@@ -110,7 +110,8 @@ bench:
 # The targets are executable targets of Package.swift (Fuzz/Targets/<target>, product fuzz-<target>), built by
 # SwiftPM in a scratch folder of their own, in release, with libFuzzer's coverage instrumentation and
 # AddressSanitizer in every module they link (the C shim over libgps included), linked with libFuzzer's main
-# (-DFUZZING, see Package.swift). One product per `swift build`: it builds only the last --product it is given.
+# (-DFUZZING, see Package.swift). One product per `swift build`: it builds only the last --product it is given. The
+# targets are among Package.swift's extras (WHEREABOUTS_EXTRAS=1).
 
 FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache cell-cache routes regions identity
 FUZZ_SECONDS ?= 60
@@ -123,7 +124,7 @@ FUZZ_BIN     := $(FUZZ_SCRATCH)/release
 # after them and asks for both (clang, for the C modules, takes every -fsanitize). The dbus and gpsd targets reach
 # what they feed through `package` declarations, so nothing needs -enable-testing. lld: gold warns that it cannot
 # export a local symbol of AddressSanitizer's runtime.
-FUZZ_BUILD   := swift build -c release --scratch-path $(FUZZ_SCRATCH) --sanitize=fuzzer --sanitize=address \
+FUZZ_BUILD   := WHEREABOUTS_EXTRAS=1 swift build -c release --scratch-path $(FUZZ_SCRATCH) --sanitize=fuzzer --sanitize=address \
                 -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld
 FUZZ_RUN_ENV := SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1
 

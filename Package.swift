@@ -31,14 +31,16 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["CCurl", "WhereaboutsCore"], swiftSettings: strict),
         // Wi-Fi scans through wpa_supplicant's or NetworkManager's D-Bus API.
         .target(
-            name: "WiFi", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
+            name: "WiFi", dependencies: ["DBus", "Loop", "LoopScheduling", "WhereaboutsCore", "WhereaboutsProviders"],
             swiftSettings: strict),
         // The modems' location through ModemManager's D-Bus API.
         .target(
             name: "Modem", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
             swiftSettings: strict),
-        // A poll(2) event loop that is also a Swift SerialExecutor, and the core's TimerScheduler.
-        .target(name: "Loop", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
+        // A poll(2) event loop that is also a Swift SerialExecutor; it knows nothing of the domain.
+        .target(name: "Loop", swiftSettings: strict),
+        // The event loop as the domain's TimerScheduler, and `scheduleOnBus` for `@BusActor` timer actions.
+        .target(name: "LoopScheduling", dependencies: ["Loop", "WhereaboutsCore"], swiftSettings: strict),
         // The only module that imports libdbus.
         .target(name: "DBus", dependencies: ["CDBus", "Loop"], swiftSettings: strict),
         // C interop with libgps, loaded with dlopen at the first connection: a flat copy of gpsd's reports, so the
@@ -54,11 +56,13 @@ let package = Package(
         .target(name: "WhereaboutsStorage", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
         // Location sources that need no hardware: static file and replay of recorded tracks.
         .target(
-            name: "WhereaboutsProviders", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "Loop"],
+            name: "WhereaboutsProviders",
+            dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "Loop", "LoopScheduling"],
             swiftSettings: strict),
         // The GeoClue2 objects on the bus, mapped onto the domain.
         .target(
-            name: "GeoClueService", dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop"],
+            name: "GeoClueService",
+            dependencies: ["WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop", "LoopScheduling"],
             swiftSettings: strict),
         // iio-sensor-proxy's compass, for the headings on fixes.
         .target(
@@ -70,19 +74,10 @@ let package = Package(
             name: "whereaboutsd",
             dependencies: [
                 "WhereaboutsCore", "WhereaboutsProviders", "WhereaboutsStorage", "GPSD", "Polkit", "GeoClueService",
-                "DBus", "Loop", "HTTP", "WiFi", "Modem", "CMalloc", "Compass",
+                "DBus", "Loop", "LoopScheduling", "HTTP", "WiFi", "Modem", "CMalloc", "Compass",
             ],
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts", "Loop"], swiftSettings: strict),
-        // Figures for the gpsd path (not a test, not a product): .build/release/wbbench.
-        .executableTarget(name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
-        // whereaboutsd and GeoClue 2.6 side by side under load (make bench): .build/release/wbload.
-        .executableTarget(name: "wbload", dependencies: ["DBus", "Loop", "TestSupport"], swiftSettings: strict),
-        // Network positioning figures (make bench): .build/release/wbnet.
-        .executableTarget(
-            name: "wbnet",
-            dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore"],
-            swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
         .target(name: "TestSupport", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestSupport"], swiftSettings: strict),
@@ -99,7 +94,9 @@ let package = Package(
             name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
         .testTarget(
             name: "WiFiTests",
-            dependencies: ["WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "TestSupport"],
+            dependencies: [
+                "WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "LoopScheduling", "TestSupport",
+            ],
             swiftSettings: strict),
         .testTarget(
             name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport", "WhereaboutsCore"],
@@ -112,7 +109,28 @@ let package = Package(
     ]
 )
 
-// MARK: - Fuzz targets
+// MARK: - Extras: benchmark programs and fuzz targets
+
+/// What a developer does not need for the daemon, the CLI, the library or the tests: the benchmark programs
+/// (Benchmarks/, `make bench`) and the fuzz targets (Fuzz/, `make fuzz`). They are declared only when the environment
+/// holds `WHEREABOUTS_EXTRAS=1`, as the Makefile, scripts/bench.sh and scripts/test.sh set it, so that a plain
+/// `swift build` builds the three products, the modules they link and the tests' shared harnesses, and nothing else.
+let extras = Context.environment["WHEREABOUTS_EXTRAS"] == "1"
+
+/// The programs behind the benchmark figures (Benchmarks/README.md), built in release by scripts/bench.sh.
+let benchmarkTargets: [Target] = [
+    // Figures for the gpsd and modem paths: .build/release/wbbench.
+    .executableTarget(
+        name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], path: "Benchmarks/wbbench",
+        swiftSettings: strict),
+    // whereaboutsd and GeoClue 2.6 side by side under load, attacks and regions: .build/release/wbload.
+    .executableTarget(
+        name: "wbload", dependencies: ["DBus", "Loop", "TestSupport"], path: "Benchmarks/wbload", swiftSettings: strict),
+    // Network positioning figures: .build/release/wbnet.
+    .executableTarget(
+        name: "wbnet", dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore"],
+        path: "Benchmarks/wbnet", swiftSettings: strict),
+]
 
 /// The libFuzzer targets, one per kind of untrusted input: Fuzz/Targets/NAME is the executable target fuzz-NAME,
 /// depending on the modules it feeds, and on FuzzSupport (Fuzz/Support: the checks shared by the targets, and the
@@ -121,7 +139,7 @@ let package = Package(
 /// libFuzzer brings its own `main`, which calls the target's `LLVMFuzzerTestOneInput`, and it is linked only under
 /// `-sanitize=fuzzer`. `make fuzz-build` builds each product on its own with `--sanitize=fuzzer` and
 /// `-Xswiftc -DFUZZING`: under the FUZZING compilation condition a target defines `LLVMFuzzerTestOneInput` alone.
-/// Without it (a plain `swift build`, the tests' and the sanitizer builds) a target also has a small `@main` that
+/// Without it (the extras in a debug or release build, as scripts/test.sh's) a target also has a small `@main` that
 /// runs the files named on its command line through the same function, so that every build links, and an input a
 /// fuzzer found can be replayed in a debug build.
 let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
@@ -139,10 +157,13 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("regions", ["WhereaboutsCore"]),
     ("identity", ["WhereaboutsCore"]),
 ]
-package.targets.append(
-    .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))
-package.targets += fuzzTargets.map { input, dependencies in
-    .executableTarget(
-        name: "fuzz-\(input)", dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Targets/\(input)",
-        swiftSettings: strict)
+if extras {
+    package.targets += benchmarkTargets
+    package.targets.append(
+        .target(name: "FuzzSupport", dependencies: ["WhereaboutsCore"], path: "Fuzz/Support", swiftSettings: strict))
+    package.targets += fuzzTargets.map { input, dependencies in
+        .executableTarget(
+            name: "fuzz-\(input)", dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Targets/\(input)",
+            swiftSettings: strict)
+    }
 }

@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 ensure_swift
 ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 glib-networking polkitd python3-dbusmock python3-gi openssl \
     ca-certificates "${BUILD_PACKAGES[@]}"
+# The benchmark programs are among Package.swift's extras.
+export WHEREABOUTS_EXTRAS=1
 for product in wbbench wbload wbnet; do
     swift build -c release --product "$product" >&2
 done

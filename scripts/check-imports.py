@@ -9,10 +9,13 @@ and rule, when:
   - a module imports a module of the package it does not declare as a dependency;
   - the domain core (WhereaboutsCore) imports anything but the standard library's own modules and the platform's C
     library (for libm);
+  - the bus layer (Loop, DBus) imports a module of the package outside it but its C module: the event loop and the
+    D-Bus binding know nothing of the domain (LoopScheduling joins the loop to the core's TimerScheduler);
   - a C module (a system or C target) is imported outside its one owner (the one module depending on it that is
     neither a test nor a fuzz target) and the tests and fuzz targets of that owner;
   - a module the daemon links imports Foundation (the daemon is kept to the standard library and small C
     libraries).
+The graph is read with WHEREABOUTS_EXTRAS=1, so the benchmark programs and the fuzz targets are checked too.
 Imports of the toolchain's modules (Glibc, Foundation, Testing, ...) need no declaration.
 """
 
@@ -30,6 +33,8 @@ CORE = "WhereaboutsCore"
 # The standard library's modules, and the platform's C library for libm's functions.
 CORE_MAY_IMPORT = {"Synchronization", "_Concurrency"} | PLATFORM_C
 DAEMON = "whereaboutsd"
+# The event loop and the D-Bus binding: nothing of the domain.
+BUS_LAYER = {"Loop", "DBus"}
 # Fuzz targets and their support module live here (Package.swift's fuzz block).
 FUZZ_FOLDER = "Fuzz"
 IMPORT = re.compile(r"^\s*(?:@testable\s+|@_implementationOnly\s+)?import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)")
@@ -39,7 +44,9 @@ def package():
     if len(sys.argv) > 1:
         with open(sys.argv[1]) as file:
             return json.load(file)
-    output = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True)
+    environment = dict(os.environ, WHEREABOUTS_EXTRAS="1")
+    output = subprocess.run(["swift", "package", "dump-package"], cwd=ROOT, check=True, capture_output=True, text=True,
+                            env=environment)
     return json.loads(output.stdout)
 
 
@@ -84,6 +91,9 @@ def main():
         if len(users) != 1:
             problems.append("Package.swift: C module %s has %d owners (%s), not one"
                             % (module, len(users), ", ".join(users) or "none"))
+    for name in sorted(BUS_LAYER & set(targets)):
+        for module in sorted(declared[name] - BUS_LAYER - c_modules):
+            problems.append("Package.swift: %s depends on %s: the bus layer knows nothing of the domain" % (name, module))
     daemon_links = set()
     pending = [DAEMON]
     while pending:
@@ -106,6 +116,9 @@ def main():
                         problems.append(where + ", which it does not declare as a dependency in Package.swift")
                     if name == CORE and module not in CORE_MAY_IMPORT:
                         problems.append(where + ": the domain core imports nothing but the standard library and libm")
+                    if name in BUS_LAYER and module in targets and module not in BUS_LAYER | c_modules:
+                        problems.append(where + ": the bus layer (%s) knows nothing of the domain"
+                                        % ", ".join(sorted(BUS_LAYER)))
                     if module in c_modules:
                         owner = owners.get(module, [])
                         is_owner = name in owner

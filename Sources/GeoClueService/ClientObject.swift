@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// One application's client: `org.freedesktop.GeoClue2.Client` and `io.github.whereabouts1.Client` at

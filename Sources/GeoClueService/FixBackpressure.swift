@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// Fixes handed to the service (`LocationUpdated` and `PropertiesChanged` for every client) only while the bus

@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// The bounded Location objects of one kind (`Location` or `Request`) under a client, and their release timer.

@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// The ``Authoriser`` as the service uses it: polkit's answers reused while they hold, identical checks in flight

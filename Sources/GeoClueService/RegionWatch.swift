@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 import WhereaboutsStorage
 

@@ -22,7 +22,12 @@ public struct IOEvents: OptionSet, Sendable, Hashable {
 public struct WatchID: Hashable, Sendable { let raw: UInt64 }
 
 /// Identifies a timer registered with ``EventLoop/schedule(after:handler:)``.
-public struct TimerID: Hashable, Sendable { let raw: UInt64 }
+public struct TimerID: Hashable, Sendable {
+    /// The number the loop gave the timer; the core's ``ScheduledTimer`` carries it (LoopScheduling).
+    package let raw: UInt64
+
+    package init(raw: UInt64) { self.raw = raw }
+}
 
 /// One thread running a `poll(2)` loop: file-descriptor watches, timers and queued work.
 ///

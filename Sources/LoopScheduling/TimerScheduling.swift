@@ -1,3 +1,4 @@
+import Loop
 import WhereaboutsCore
 
 /// The event loop as the service's and the providers' ``TimerScheduler``: actions run on the loop thread.

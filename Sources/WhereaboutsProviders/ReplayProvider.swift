@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// Plays a recorded NMEA log or GPX track as a source of fixes, in real time or faster: the `[replay]` source,

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// The static location from a file in GeoClue 2.7's `/etc/geolocation` format (`[static-source]`), or the one an

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// When the next scan is due: started or stopped, the interval, and the timer.

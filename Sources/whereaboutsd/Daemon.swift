@@ -3,6 +3,7 @@ import GPSD
 import GeoClueService
 import Glibc
 import Loop
+import LoopScheduling
 import Polkit
 import WhereaboutsCore
 import WhereaboutsProviders

@@ -1,6 +1,7 @@
 import DBus
 import HTTP
 import Loop
+import LoopScheduling
 import Modem
 import WhereaboutsCore
 import WhereaboutsProviders

@@ -1,5 +1,6 @@
 import GeoClueService
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 import WhereaboutsProviders
 

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// Cell positioning (`[3g]`): the cell each modem is registered on (ModemManager's 3GPP location with the modem's

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// IP positioning (`[ip]`, GeoClue 2.8's `method=ichnaea`): an empty geolocate query, which the service answers

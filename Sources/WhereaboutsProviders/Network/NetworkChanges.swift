@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// The kernel's routing socket, or a stand-in for it: what ``NetworkChanges`` reads the default routes from.

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 /// Wi-Fi positioning (`[wifi]`): the access points around the machine, located by the position cache, by places
