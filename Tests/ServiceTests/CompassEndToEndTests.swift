@@ -229,10 +229,16 @@ struct CompassEndToEndTests {
         #expect(values["HeadingAccuracy"] == .double(HeadingCorrection.headingAccuracy))
         #expect((0..<360).contains(magnetic) && magnetic.truncatingRemainder(dividingBy: 10) == 0)
         #expect(values["Course"]?.double?.isNaN == true)
-        // GeoClue's Heading is the compass's, uncorrected, as GeoClue 2.6 gives it.
-        let geoclueHeading = try await app.get(location, GeoClueTestClient.locationInterface, "Heading").double
-        let magneticNow = try await app.get(location, extended, "MagneticHeading").double
-        #expect(geoclueHeading == magneticNow)
+        // GeoClue's Heading is the compass's, uncorrected, as GeoClue 2.6 gives it: read between two equal reads of
+        // MagneticHeading, as the compass may turn between two calls.
+        try await eventually("two equal reads of MagneticHeading around one of Heading") {
+            let magneticBefore = try await app.get(location, extended, "MagneticHeading").double
+            let geoclueHeading = try await app.get(location, GeoClueTestClient.locationInterface, "Heading").double
+            let magneticAfter = try await app.get(location, extended, "MagneticHeading").double
+            guard magneticBefore == magneticAfter else { return false }
+            #expect(geoclueHeading == magneticAfter)
+            return true
+        }
         (_, running, details) = try await compassRow(app)
         #expect(running && details["has-compass"] == .boolean(true))
         let harness = rig.harness
