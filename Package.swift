@@ -46,7 +46,7 @@ let package = Package(
         // C interop with libgps, loaded with dlopen at the first connection: a flat copy of gpsd's reports, so the
         // struct layout stays in C.
         .target(name: "CGPSD", cSettings: [.unsafeFlags(["-Wall", "-Wextra", "-Wconversion", "-Werror"])]),
-        // The only Swift module that touches libgps: the gpsd provider.
+        // The only Swift module that touches libgps: the gpsd client behind WhereaboutsProviders' GPSDClient.
         .target(
             name: "GPSD", dependencies: ["CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop"],
             swiftSettings: strict),
@@ -88,7 +88,8 @@ let package = Package(
             name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "GPSDTests", dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "Loop", "TestSupport"],
+            name: "GPSDTests",
+            dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
@@ -144,7 +145,7 @@ let benchmarkTargets: [Target] = [
 /// fuzzer found can be replayed in a debug build.
 let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("nmea", ["WhereaboutsCore", "WhereaboutsProviders"]),
-    ("gpsd", ["GPSD", "WhereaboutsCore"]),
+    ("gpsd", ["GPSD", "WhereaboutsCore", "WhereaboutsProviders"]),
     ("config", ["WhereaboutsCore"]),
     ("grants", ["WhereaboutsCore"]),
     ("static-location", ["WhereaboutsCore"]),

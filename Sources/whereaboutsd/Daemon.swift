@@ -167,8 +167,8 @@ enum Daemon {
         if configuration.gpsd.enabled {
             providers.append(
                 GPSDProvider(
-                    host: configuration.gpsd.host, port: configuration.gpsd.port, clock: clock, timers: EventLoop.main,
-                    logger: logger))
+                    host: configuration.gpsd.host, port: configuration.gpsd.port, client: LibGPSClient(), clock: clock,
+                    timers: EventLoop.main, logger: logger))
         }
         if configuration.networkNMEA.enabled {
             let nmea = configuration.networkNMEA

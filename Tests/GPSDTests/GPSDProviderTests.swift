@@ -3,6 +3,7 @@ import Loop
 import TestSupport
 import Testing
 import WhereaboutsCore
+import WhereaboutsProviders
 
 @testable import GPSD
 
@@ -78,7 +79,8 @@ struct GPSDProviderTests {
 
     private func provider(port: UInt16) -> GPSDProvider {
         let provider = GPSDProvider(
-            host: "127.0.0.1", port: port, clock: clock, timers: clock, logger: RecordingLogger(recorder: recorder))
+            host: "127.0.0.1", port: port, client: LibGPSClient(), clock: clock, timers: clock,
+            logger: RecordingLogger(recorder: recorder))
         let recorder = recorder
         provider.onAvailabilityChanged = { [unowned provider] in
             recorder.record("available \(provider.availableLevel)")

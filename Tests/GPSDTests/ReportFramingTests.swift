@@ -1,6 +1,7 @@
 import CGPSD
 import Testing
 import WhereaboutsCore
+import WhereaboutsProviders
 
 @testable import GPSD
 

@@ -1,6 +1,7 @@
 import FuzzSupport
 import GPSD
 import WhereaboutsCore
+import WhereaboutsProviders
 
 /// gpsd's JSON reports as the provider reads them: the input, as the bytes of gpsd's socket, is cut into lines by
 /// the provider's `GPSDReportSplitter`, and each line is unpacked by the shim's report parser and turned into a

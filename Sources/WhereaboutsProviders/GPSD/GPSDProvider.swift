@@ -1,14 +1,13 @@
 import Loop
 import WhereaboutsCore
-import WhereaboutsProviders
 
-/// Fixes from gpsd through libgps (`[gpsd]`): watched only while started, reconnecting with backoff.
+/// Fixes from gpsd (`[gpsd]`): watched only while started, reconnecting with backoff.
 ///
-/// libgps is loaded at the first connection (the shim's `dlopen`), so a daemon whose clients never need gpsd
-/// never maps it; a libgps that cannot be loaded fails the connection with the loader's reason, retried as any
-/// other failure. libgps only connects, on a short-lived thread since that blocks (``GPSDOpener``), and sends the
-/// commands; gpsd's socket is then read on the bus thread whenever the event loop finds it readable, through a
-/// ``ReconnectingLineStream``. When gpsd goes away the provider becomes unavailable at once and keeps trying to
+/// The daemon reaches gpsd through libgps (the GPSD module's `LibGPSClient`, a ``GPSDClient``), loaded at the first
+/// connection (the shim's `dlopen`), so a daemon whose clients never need gpsd never maps it; a libgps that cannot
+/// be loaded fails the connection with the loader's reason, retried as any other failure. libgps only connects, on a
+/// short-lived thread since that blocks, and sends the commands; gpsd's socket is then read on the bus thread
+/// whenever the event loop finds it readable, through a ``ReconnectingLineStream``. When gpsd goes away the provider becomes unavailable at once and keeps trying to
 /// reconnect (0.25 s doubling to 8 s, from 0.25 s again once a connection has given a fix); fixes resume when
 /// gpsd returns. On connecting it asks gpsd for its latest fix (`?POLL;`), so a client that starts while gpsd
 /// already has a fix gets it at once rather than at the next report.
@@ -28,20 +27,24 @@ public final class GPSDProvider: LocationProvider {
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
     private let stream: ReconnectingLineStream<GPSDReportSplitter>
-    private var reports = GPSDReportReader()
+    private let client: any GPSDClient
+    private var reports: any GPSDReportDecoding
     private var heard = false
     private var connected: Bool?
 
-    /// A provider watching gpsd at `host`:`port`, stamping reports without a time with `clock`'s, its reconnecting
-    /// timed by `timers`.
+    /// A provider watching gpsd at `host`:`port` through `client`, stamping reports without a time with `clock`'s,
+    /// its reconnecting timed by `timers`.
     public init(
-        host: String, port: UInt16, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+        host: String, port: UInt16, client: any GPSDClient, clock: any WhereaboutsCore.Clock,
+        timers: any TimerScheduler, logger: any Logger
     ) {
         address = "\(host):\(port)"
+        self.client = client
         self.clock = clock
         self.logger = logger
+        reports = client.reportReader()
         stream = ReconnectingLineStream(
-            opener: GPSDOpener(host: host, port: String(port)), framing: GPSDReportSplitter(), timers: timers)
+            opener: client.opener(host: host, port: port), framing: GPSDReportSplitter(), timers: timers)
         stream.onOpen = { [weak self] in self?.opened() }
         stream.onLine = { [weak self] line in self?.read(line) }
         stream.onFailure = { [weak self] reason in self?.lost(reason) }
@@ -55,7 +58,7 @@ public final class GPSDProvider: LocationProvider {
     public func stop() { stream.stop() }
 
     private func opened() {
-        reports = GPSDReportReader()
+        reports = client.reportReader()
         heard = false
     }
 

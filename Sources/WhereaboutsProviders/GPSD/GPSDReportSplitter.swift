@@ -1,5 +1,3 @@
-import WhereaboutsProviders
-
 /// Cuts gpsd's stream into its reports, one JSON object a line: a line ends at LF, a CR before it is dropped,
 /// empty lines are skipped, and a line longer than ``maximumLength`` is dropped whole, up to its LF.
 package struct GPSDReportSplitter: LineFraming {
