@@ -5,7 +5,7 @@ import TestSupport
 
 /// `wbbench --modem`: the modem path, whereaboutsd as users install it and GeoClue 2.6 with its modem GPS source,
 /// each on a private bus of its own with a ModemManager stand-in of its own holding one registered modem with a
-/// GPS. Each service's app (`Tests/Servers/location_client.py`, one bus connection) sees both the stand-in's
+/// GPS. Each service's app (`Tests/Clients/location_client.py`, one bus connection) sees both the stand-in's
 /// `PropertiesChanged` for `Location` (the moment ModemManager publishes the sentences) and the service's
 /// `LocationUpdated` on that connection and one clock: the time between them is the service's share, the bus's
 /// hops included (for GeoClue also its `GetLocation` call back to ModemManager, which libmm-glib makes on every
@@ -14,7 +14,7 @@ enum ModemBench {
     /// The desktop id of the bench's app, which both services let locate.
     static let app = "wbbench"
     /// The app.
-    static let client = ProjectPaths.servers.appendingPathComponent("location_client.py")
+    static let client = ProjectPaths.clients.appendingPathComponent("location_client.py")
     /// The published epochs left out at the start, while the service warms up.
     static let warmUp = 5
 
@@ -124,10 +124,10 @@ enum ModemBench {
                 + "\(Machine.packageVersion("libmm-glib0"))), polkitd \(Machine.packageVersion("polkitd")); "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(Machine.loadAverage())")
         print(
-            "each service on a private bus of its own with the ModemManager stand-in (Tests/Servers/"
+            "each service on a private bus of its own with the ModemManager stand-in (Tests/StandIns/"
                 + "modemmanager_mock.py, ModemManager 1.20's API) and one registered modem with a GPS, its NMEA source "
                 + "published for every epoch; one app per service on one connection (python-dbus, "
-                + "Tests/Servers/location_client.py), timing on its own clock the stand-in's PropertiesChanged for "
+                + "Tests/Clients/location_client.py), timing on its own clock the stand-in's PropertiesChanged for "
                 + "Location and the service's LocationUpdated")
         print(
             "whereaboutsd as installed: polkitd with polkit/io.github.whereabouts1.policy and the package's rules, "

@@ -4,7 +4,7 @@ import Glibc
 import Loop
 import TestSupport
 
-/// What one local user can keep doing to the daemon (`Tests/Servers/attack.py`, run as ``BenchBus/loadUser``),
+/// What one local user can keep doing to the daemon (`Tests/Clients/attack.py`, run as ``BenchBus/loadUser``),
 /// and what each does to another user: a probe, as root, opens a connection of its own and times a fresh
 /// `GetClient`, every 50 ms, for ``Options/attackSeconds`` while the attack goes on.
 struct Attack: Sendable {
@@ -27,7 +27,7 @@ struct Attack: Sendable {
             apps: [Contender.desktopId] + (0..<3).map { "\(Contender.desktopId)-r\($0)" }),
     ]
 
-    static let script = ProjectPaths.servers.appendingPathComponent("attack.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("attack.py")
     static let probeInterval = Duration.milliseconds(50)
 }
 

@@ -11,7 +11,7 @@
 // during a soak at 1 fix/s and memory growth over it. Prints a table with the ratios whereaboutsd/GeoClue against
 // the targets, and writes it with a JSON copy to the output folder. The load's, dbus-daemon's and polkitd's CPU
 // are printed next to the service's. `--attacks SECONDS` runs instead what one local user can keep doing to the
-// daemon (Tests/Servers/attack.py) with a probe user's GetClient timed during each (``Attack``); `--regions`
+// daemon (Tests/Clients/attack.py) with a probe user's GetClient timed during each (``Attack``); `--regions`
 // what geofencing costs: CPU per fix with 10,000 regions over 10 apps against none, and memory per region
 // (``measureRegions(on:_:)``).
 import Foundation

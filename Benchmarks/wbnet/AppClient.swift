@@ -1,10 +1,10 @@
 import Foundation
 import TestSupport
 
-/// An app run as an unprivileged user through `setpriv`: `Tests/Servers/location_client.py`, python-dbus on a
+/// An app run as an unprivileged user through `setpriv`: `Tests/Clients/location_client.py`, python-dbus on a
 /// bus connection of its own, timing `Start` → first `LocationUpdated` itself.
 enum AppClient {
-    static let script = ProjectPaths.servers.appendingPathComponent("location_client.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("location_client.py")
 
     /// Milliseconds from `Start` to the first fix of a new exact client of `app` run by `user`, or nil when none
     /// came within `timeout` seconds; a refused call throws.

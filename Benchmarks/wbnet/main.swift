@@ -31,7 +31,7 @@ func run(_ options: BenchOptions) async throws {
             + "YES to io.github.whereabouts1.location-always for user \(InstalledAuthorisation.user) and apps \(InstalledDaemon.app), "
             + "\(InstalledDaemon.app)-N (it plays the administrator's rule or the user's grant; \(InstalledAuthorisation.user) is in no "
             + "login session, where the policy says no); the daemon with [authorisation] polkit=true; a logind stand-in "
-            + "(no process in a session); apps run as \(InstalledAuthorisation.user) (setpriv; python-dbus, Tests/Servers/location_client.py)"
+            + "(no process in a session); apps run as \(InstalledAuthorisation.user) (setpriv; python-dbus, Tests/Clients/location_client.py)"
     )
 
     // 1.

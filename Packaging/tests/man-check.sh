@@ -37,7 +37,7 @@ done
 # The groups and keys of the configuration file, as the parser checks them (`case "GROUP":` followed by
 # `checkKeys([...])`): each must be in whereabouts.conf(5) and in the packaged configuration file.
 conf="$X/etc/whereabouts/whereabouts.conf"
-parser=Sources/WhereaboutsCore/ConfigurationParsing.swift
+parser=Sources/WhereaboutsCore/Configuration/ConfigurationParsing.swift
 groups=$(awk '/^ *case "[a-z-]+":$/ { gsub(/[ ":]|case/, ""); group = $0; next }
               group != "" && /checkKeys\(\[/ { sub(/.*checkKeys\(\[/, ""); sub(/\]\).*/, ""); gsub(/[ "]/, "");
                                               print group ":" $0; group = "" }' "$parser")

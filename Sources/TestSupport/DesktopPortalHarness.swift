@@ -39,8 +39,8 @@ public final class DesktopPortalHarness: @unchecked Sendable {
     public static let permissionStoreName = "org.freedesktop.impl.portal.PermissionStore"
     /// The bus name the harness's `.portal` file gives the Access backend, which nothing owns.
     public static let absentBackendName = "org.freedesktop.impl.portal.desktop.whereaboutstest"
-    /// The script that asks the Location portal for a location (`Tests/Servers/portal_client.py`).
-    public static let clientScript = ProjectPaths.servers.appendingPathComponent("portal_client.py")
+    /// The script that asks the Location portal for a location (`Tests/Clients/portal_client.py`).
+    public static let clientScript = ProjectPaths.clients.appendingPathComponent("portal_client.py")
 
     /// The bus the portal takes as its system bus, where GeoClue is.
     public let systemBus: PrivateBus
@@ -181,7 +181,7 @@ public final class DesktopPortalHarness: @unchecked Sendable {
         }
     }
 
-    /// The command running `Tests/Servers/portal_client.py` against this portal in `mode` (`first` or `hold`),
+    /// The command running `Tests/Clients/portal_client.py` against this portal in `mode` (`first` or `hold`),
     /// waiting up to `timeout` seconds for a location, asking for the portal's `accuracy` (0 to 5) when given.
     public func portalClientCommand(mode: String, timeout: Double = 20, accuracy: Int? = nil) -> [String] {
         ["/usr/bin/python3", Self.clientScript.path, sessionAddress, mode, String(timeout)]

@@ -1,6 +1,6 @@
 import Foundation
 
-/// `Tests/Servers/ichnaea_server.py`: a loopback stand-in for an Ichnaea geolocation server, over HTTP or HTTPS,
+/// `Tests/StandIns/ichnaea_server.py`: a loopback stand-in for an Ichnaea geolocation server, over HTTP or HTTPS,
 /// that records every request and answers as the test says.
 ///
 /// By default a POST to ``geolocatePath`` is answered as Ichnaea does, with 200 and
@@ -13,7 +13,7 @@ public final class IchnaeaServer: @unchecked Sendable {
     /// Debian's Python, which the server needs nothing beyond.
     public static let python = URL(fileURLWithPath: "/usr/bin/python3")
     /// The server's script.
-    public static let script = ProjectPaths.servers.appendingPathComponent("ichnaea_server.py")
+    public static let script = ProjectPaths.standIns.appendingPathComponent("ichnaea_server.py")
     /// Ichnaea's geolocation endpoint.
     public static let geolocatePath = "/v1/geolocate"
     /// Ichnaea's endpoint for contributed observations.

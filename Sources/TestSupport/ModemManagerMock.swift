@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// A stand-in for ModemManager (1.20, as Debian 12 has it) on a ``PrivateBus``: the project's
-/// `Tests/Servers/modemmanager_mock.py`, owning `org.freedesktop.ModemManager1`.
+/// `Tests/StandIns/modemmanager_mock.py`, owning `org.freedesktop.ModemManager1`.
 ///
 /// It serves ModemManager's manager object with its object manager, and modems at
 /// `/org/freedesktop/ModemManager1/Modem/N` with `org.freedesktop.ModemManager1.Modem` and, while a modem is past
@@ -22,7 +22,7 @@ public final class ModemManagerMock: @unchecked Sendable {
     public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
     public static let locationInterface = "org.freedesktop.ModemManager1.Modem.Location"
     /// The script.
-    public static let script = ProjectPaths.servers.appendingPathComponent("modemmanager_mock.py")
+    public static let script = ProjectPaths.standIns.appendingPathComponent("modemmanager_mock.py")
     static let controlPath = "/io/github/whereabouts1/Test/ModemManager"
     static let controlInterface = "io.github.whereabouts1.Test.ModemManager"
 

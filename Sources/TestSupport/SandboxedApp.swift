@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Made by ``DesktopPortalHarness/spawnApp(_:flatpakInfo:command:)``. The sandbox sees `/usr` (and the merged
 /// `/bin`, `/lib`, `/lib64`, `/sbin` links), `/etc`, its own `/proc`, `/dev` and `/tmp`, the harness folder (for the
-/// session bus) and `Tests/Servers`, at their own paths; it has a pid namespace of its own and dies with `bwrap`.
+/// session bus) and `Tests/Clients`, at their own paths; it has a pid namespace of its own and dies with `bwrap`.
 public final class SandboxedApp: @unchecked Sendable {
     /// The application id its scope is named after.
     public let appID: String

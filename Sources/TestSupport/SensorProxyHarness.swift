@@ -21,7 +21,7 @@ public final class SensorProxyHarness: @unchecked Sendable {
     /// The bus policy the package installs.
     public static let packagePolicy = URL(fileURLWithPath: "/etc/dbus-1/system.d/net.hadess.SensorProxy.conf")
     /// A compass user: claims, prints headings (see the script).
-    public static let compassClient = ProjectPaths.servers.appendingPathComponent("compass_client.py")
+    public static let compassClient = ProjectPaths.clients.appendingPathComponent("compass_client.py")
 
     /// The package's bus policy, and the same use of the compass for each of `compassUsers` as the package gives
     /// `geoclue`.

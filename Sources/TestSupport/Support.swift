@@ -36,15 +36,23 @@ public enum ProjectPaths {
         return try shared.copy(url)
     }
 
-    /// `Tests/Servers` (the stand-ins and helper clients the tests run), as a copy every user may read
-    /// (``shared``). A test process that cannot write its temporary folder stops here, saying so.
-    public static let servers: URL = {
+    /// `Tests/StandIns` (the programs that play a system component the tests cannot run: ModemManager,
+    /// wpa_supplicant, iio-sensor-proxy, an Ichnaea server), as a copy every user may read (``shared``).
+    public static let standIns = sharedCopy("Tests/StandIns")
+
+    /// `Tests/Clients` (the apps the tests and benchmarks run as other users, python-dbus on a connection of their
+    /// own), as a copy every user may read (``shared``).
+    public static let clients = sharedCopy("Tests/Clients")
+
+    /// The copy of the project's folder `path` every user may read; a test process that cannot write its temporary
+    /// folder stops here, saying so.
+    private static func sharedCopy(_ path: String) -> URL {
         do {
-            return try shared.copy(root.appendingPathComponent("Tests/Servers"))
+            return try shared.copy(root.appendingPathComponent(path))
         } catch {
-            fatalError("cannot copy Tests/Servers where every user may read it: \(error)")
+            fatalError("cannot copy \(path) where every user may read it: \(error)")
         }
-    }()
+    }
 
     /// Where the tests keep what they run as other users (`nobody`, the service's user): the checkout may be where
     /// only root can read it (a clone in `/root`, mode 0700 on Debian), so those files are copied, once per test
@@ -53,7 +61,7 @@ public enum ProjectPaths {
 }
 
 /// Copies of the project's files in a folder every user may read and traverse (``ProjectPaths/product(_:)``,
-/// ``ProjectPaths/servers``), each made at its first use.
+/// ``ProjectPaths/standIns``, ``ProjectPaths/clients``), each made at its first use.
 private final class SharedCopies: @unchecked Sendable {
     private let lock = NSLock()
     private var folder: URL?

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 
 /// A stand-in for wpa_supplicant on a ``PrivateBus``: python-dbusmock loading the project's template
-/// `Tests/Servers/wpa_supplicant_mock.py` (python-dbusmock has none for wpa_supplicant), as `fi.w1.wpa_supplicant1`.
+/// `Tests/StandIns/wpa_supplicant_mock.py` (python-dbusmock has none for wpa_supplicant), as `fi.w1.wpa_supplicant1`.
 ///
 /// The template serves the root object (`Interfaces`, `CreateInterface`, `RemoveInterface`, `GetInterface`,
 /// `InterfaceAdded`, `InterfaceRemoved`), interface objects (`Ifname`, `State`, `Scanning`, `BSSs`, `Scan`, which
@@ -19,7 +19,7 @@ public final class WPASupplicantMock: @unchecked Sendable {
     public static let busName = "fi.w1.wpa_supplicant1"
     public static let rootPath = "/fi/w1/wpa_supplicant1"
     /// The python-dbusmock template.
-    public static let template = ProjectPaths.servers.appendingPathComponent("wpa_supplicant_mock.py")
+    public static let template = ProjectPaths.standIns.appendingPathComponent("wpa_supplicant_mock.py")
     static let rootInterface = "fi.w1.wpa_supplicant1"
     static let mockInterface = "org.freedesktop.DBus.Mock"
 

@@ -11,9 +11,9 @@ import Testing
 @Suite("Agents and floods from one user, end to end", .serialized)
 struct AgentAndFloodTests {
     nonisolated static let app = "org.example.Navigator"
-    static let agentScript = ProjectPaths.servers.appendingPathComponent("client_life.py")
-    static let floodScript = ProjectPaths.servers.appendingPathComponent("polkit_flood.py")
-    static let clientsScript = ProjectPaths.servers.appendingPathComponent("geoclue_clients.py")
+    static let agentScript = ProjectPaths.clients.appendingPathComponent("client_life.py")
+    static let floodScript = ProjectPaths.clients.appendingPathComponent("polkit_flood.py")
+    static let clientsScript = ProjectPaths.clients.appendingPathComponent("geoclue_clients.py")
 
     /// The daemon's log lines containing `text`.
     static func lines(_ log: String, containing text: String) -> [Substring] {

@@ -44,13 +44,13 @@ struct AgentTests {
                 uid: 0, slice: "app.slice",
                 unit: UnitCgroup.flatpakScopeName(appID: appID, number: UInt64(getpid()) * 1000 + scopes)))
         defer { scope.remove() }
-        let script = ProjectPaths.servers.appendingPathComponent("identity_client.py").path
+        let script = ProjectPaths.clients.appendingPathComponent("identity_client.py").path
         let command =
             scope.launcher
             + (try FlatpakSandbox.command(
                 ["/usr/bin/python3", script, setup.harness.bus.address, "-"] + steps, asUser: "root",
                 infoFile: try FlatpakSandbox.infoFile(appID, in: setup.harness.directory),
-                shared: [setup.harness.directory, setup.harness.bus.directory], readOnly: [ProjectPaths.servers]))
+                shared: [setup.harness.directory, setup.harness.bus.directory], readOnly: [ProjectPaths.clients]))
         return try Unprivileged.run(
             command, asUser: nil, environment: setup.harness.bus.environment, in: setup.harness.directory, timeout: 30
         ).output

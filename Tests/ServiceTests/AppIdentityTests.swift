@@ -55,14 +55,14 @@ struct AppIdentityTests {
         func client(
             desktopId: String, _ steps: [String], cgroup: UnitCgroup? = nil, sandbox: String? = nil
         ) throws -> String {
-            let script = ProjectPaths.servers.appendingPathComponent("identity_client.py").path
+            let script = ProjectPaths.clients.appendingPathComponent("identity_client.py").path
             let arguments = [script, harness.bus.address, desktopId] + steps
             var command: [String]
             if let sandbox {
                 command = try FlatpakSandbox.command(
                     ["/usr/bin/python3"] + arguments, asUser: "nobody",
                     infoFile: try FlatpakSandbox.infoFile(sandbox, in: harness.directory), shared: [harness.directory],
-                    readOnly: [ProjectPaths.servers])
+                    readOnly: [ProjectPaths.clients])
             } else {
                 command = try Unprivileged.prefix(asUser: "nobody") + ["/usr/bin/python3"] + arguments
             }
@@ -75,7 +75,7 @@ struct AppIdentityTests {
         /// `identity_client.py` with `steps` as `nobody`, its connecting process leaving the connection to a child
         /// and exiting at once; the child's output, once it printed `lines` lines.
         func orphanedClient(desktopId: String, _ steps: [String], lines: Int) throws -> String {
-            let script = ProjectPaths.servers.appendingPathComponent("identity_client.py").path
+            let script = ProjectPaths.clients.appendingPathComponent("identity_client.py").path
             let process = try Unprivileged.spawn(
                 ["/usr/bin/python3", script, harness.bus.address, desktopId] + steps, asUser: "nobody",
                 environment: harness.bus.environment.merging(["IDENTITY_CLIENT_ORPHAN": "1"]) { $1 },

@@ -8,7 +8,7 @@ import Testing
 /// The bus messages one client's life costs, counted with a bus monitor for whereaboutsd (with a real polkitd) and
 /// for GeoClue 2.6, each on a private bus of its own.
 ///
-/// A life (`Tests/Servers/client_life.py`, run as `nobody` on a connection of its own): connecting, `CreateClient`,
+/// A life (`Tests/Clients/client_life.py`, run as `nobody` on a connection of its own): connecting, `CreateClient`,
 /// `Set` of `DesktopId` and of `RequestedAccuracyLevel`, `Start`, the first `LocationUpdated`, `GetAll` of that
 /// Location, `Stop`, `DeleteClient`, disconnecting. Everything on the bus from the client's `Hello` until the bus
 /// falls quiet after it left is counted: the client's calls and what they set off between the service, the bus,
@@ -16,7 +16,7 @@ import Testing
 /// one is paid by every process on the bus. Counts are of messages, not of time, and do not depend on timing.
 @Suite("Bus messages per client, against GeoClue 2.6", .serialized)
 struct BusMessageCountTests {
-    static let script = ProjectPaths.servers.appendingPathComponent("client_life.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("client_life.py")
     /// The app of the lives; the rule says yes to *always* for it and every app whose id begins with it.
     static let app = PolkitLoadTests.app
     /// The most messages a typical life (a later client of an app: polkit's answer reused) may cost whereaboutsd

@@ -42,7 +42,7 @@ struct CompassEndToEndTests {
         let bus: PrivateBus
         /// The real iio-sensor-proxy; nil when the stand-in plays it.
         private(set) var proxy: SensorProxyHarness!
-        /// `Tests/Servers/compass_standin.py`, when it plays iio-sensor-proxy.
+        /// `Tests/StandIns/compass_standin.py`, when it plays iio-sensor-proxy.
         private(set) var standIn: ChildProcess?
         let harness: DaemonHarness
 
@@ -54,7 +54,7 @@ struct CompassEndToEndTests {
             bus = try PrivateBus(extraPolicy: SensorProxyHarness.busPolicy())
             do {
                 if let standInReadings {
-                    let script = ProjectPaths.servers.appendingPathComponent("compass_standin.py")
+                    let script = ProjectPaths.standIns.appendingPathComponent("compass_standin.py")
                     let standIn = try ChildProcess(
                         WPASupplicantMock.python, [script.path, bus.address] + standInReadings,
                         environment: bus.environment, logFile: bus.directory.appendingPathComponent("standin.log"))

@@ -39,7 +39,7 @@ struct DesktopPortalTests {
             #expect(daemon.daemonLog.contains("('portal:xdg-desktop-portal', UID 0) started"), "\(daemon.daemonLog)")
             // A process outside any sandbox and outside the portal's unit that names the portal's id is served, as
             // GeoClue serves it, as that claim (which any process of the user could make for any id).
-            let script = ProjectPaths.servers.appendingPathComponent("identity_client.py").path
+            let script = ProjectPaths.clients.appendingPathComponent("identity_client.py").path
             let claimant = try Unprivileged.run(
                 ["/usr/bin/python3", script, daemon.bus.address, "xdg-desktop-portal", "identity", "locate"],
                 asUser: nil, environment: daemon.bus.environment, in: daemon.directory)

@@ -6,13 +6,13 @@ import TestSupport
 import Testing
 
 /// What one local user can do to everyone, tried as unprivileged users (`nobody` and `daemon`) against the real
-/// daemon on a private bus with polkitd (`Tests/Servers/local_user.py`): Introspect shows another user nothing of
+/// daemon on a private bus with polkitd (`Tests/Clients/local_user.py`): Introspect shows another user nothing of
 /// theirs, held calls are limited per connection and per user, a connection's clients are dropped in work linear
 /// in their number, and `ActiveApps` shows a user its own apps only and is not broadcast.
 @Suite("What one local user can do to everyone", .serialized)
 struct LocalUserLimitsTests {
     nonisolated static let app = PolkitLoadTests.app
-    static let script = ProjectPaths.servers.appendingPathComponent("local_user.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("local_user.py")
     static let clientRoot = "/org/freedesktop/GeoClue2/Client"
 
     /// Runs `local_user.py MODE ARGUMENTS` as `nobody` and returns it once it printed "ready".

@@ -5,11 +5,11 @@ import Testing
 
 /// Authorisation under load and polkit's answers reused: a real polkitd, the daemon asking it, and apps run as
 /// the unprivileged `nobody` (root is always authorised), each on a bus connection of its own
-/// (`Tests/Servers/geoclue_clients.py`).
+/// (`Tests/Clients/geoclue_clients.py`).
 @Suite("polkit under load and its answers reused, end to end", .serialized)
 struct PolkitLoadTests {
     nonisolated static let app = "org.example.Navigator"
-    static let script = ProjectPaths.servers.appendingPathComponent("geoclue_clients.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("geoclue_clients.py")
     /// The load clients, at a lower priority than the daemon and polkitd, so that the suites running beside them
     /// keep their timing.
     static let clients = ["/usr/bin/nice", "-n", "10", "/usr/bin/python3", script.path]

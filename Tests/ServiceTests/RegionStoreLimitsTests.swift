@@ -9,7 +9,7 @@ import Testing
 /// restart, and regions are watched whenever they exist, so the idle exit waits for them.
 @Suite("Regions that hold: one local user against everyone's geofences", .serialized)
 struct RegionStoreLimitsTests {
-    static let script = ProjectPaths.servers.appendingPathComponent("local_user.py")
+    static let script = ProjectPaths.clients.appendingPathComponent("local_user.py")
     static let flooder = "org.example.Flood"
     static let victim = "org.example.Victim"
 

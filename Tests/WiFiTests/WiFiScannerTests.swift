@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import LoopScheduling
 import TestSupport
 import Testing
 import WhereaboutsCore

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 '''A stand-in for ModemManager (as Debian 12 ships it, 1.20.4) on a private system bus, for tests.
 
-Run: DBUS_SYSTEM_BUS_ADDRESS=unix:path=... /usr/bin/python3 Tests/Servers/modemmanager_mock.py
+Run: DBUS_SYSTEM_BUS_ADDRESS=unix:path=... /usr/bin/python3 Tests/StandIns/modemmanager_mock.py
 
 It owns org.freedesktop.ModemManager1 on the bus DBUS_SYSTEM_BUS_ADDRESS names and serves, with ModemManager's
 interface definitions, paths, error names and messages, what location clients use:

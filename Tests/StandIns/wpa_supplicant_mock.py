@@ -1,6 +1,6 @@
 '''wpa_supplicant mock template for python-dbusmock
 
-Load with: python3 -m dbusmock --template Tests/Servers/wpa_supplicant_mock.py [-p '{"Interfaces": ["wlan0"]}']
+Load with: python3 -m dbusmock --template Tests/StandIns/wpa_supplicant_mock.py [-p '{"Interfaces": ["wlan0"]}']
 
 It serves the part of wpa_supplicant's D-Bus API (fi.w1.wpa_supplicant1, as wpa_supplicant 2.10 has it) that
 Wi-Fi positioning uses:
