@@ -79,33 +79,43 @@ let package = Package(
             swiftSettings: strict),
         .executableTarget(name: "whereabouts", dependencies: ["Whereabouts", "Loop"], swiftSettings: strict),
         // Harnesses shared by the test suites: a private bus, the daemon as a child process.
-        .target(name: "TestSupport", dependencies: ["DBus", "Loop", "WhereaboutsCore"], swiftSettings: strict),
-        .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestSupport"], swiftSettings: strict),
+        // What every test tier shares, pure Swift: a seeded random generator, an event recorder, loggers.
+        .target(name: "TestBasics", dependencies: ["WhereaboutsCore"], swiftSettings: strict),
+        .target(
+            name: "TestSupport", dependencies: ["DBus", "Loop", "TestBasics", "WhereaboutsCore"], swiftSettings: strict),
+        .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestBasics"], swiftSettings: strict),
         .testTarget(
             name: "StorageTests", dependencies: ["WhereaboutsStorage", "WhereaboutsCore"], swiftSettings: strict),
-        .testTarget(name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestSupport"],
+            name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestBasics", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestBasics"],
             swiftSettings: strict),
         .testTarget(
             name: "GPSDTests",
-            dependencies: ["GPSD", "CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop", "TestSupport"],
-            swiftSettings: strict),
-        .testTarget(
-            name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestSupport"], swiftSettings: strict),
-        .testTarget(
-            name: "WiFiTests",
             dependencies: [
-                "WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "LoopScheduling", "TestSupport",
+                "GPSD", "CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop", "TestBasics", "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(
-            name: "ServiceTests", dependencies: ["Whereabouts", "DBus", "Loop", "TestSupport", "WhereaboutsCore"],
+            name: "HTTPTests", dependencies: ["HTTP", "WhereaboutsCore", "TestBasics", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "WiFiTests",
+            dependencies: [
+                "WiFi", "WhereaboutsProviders", "WhereaboutsCore", "DBus", "Loop", "LoopScheduling", "TestBasics",
+                "TestSupport",
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "ServiceTests",
+            dependencies: ["Whereabouts", "DBus", "Loop", "TestBasics", "TestSupport", "WhereaboutsCore"],
             swiftSettings: strict),
         // The service in the test's own process, on a private bus, its time and timers on a manual clock.
         .testTarget(
             name: "ServiceInProcessTests",
-            dependencies: ["GeoClueService", "WhereaboutsCore", "DBus", "Loop", "TestSupport"],
+            dependencies: ["GeoClueService", "WhereaboutsCore", "DBus", "Loop", "TestBasics", "TestSupport"],
             swiftSettings: strict),
     ]
 )
@@ -122,14 +132,15 @@ let extras = Context.environment["WHEREABOUTS_EXTRAS"] == "1"
 let benchmarkTargets: [Target] = [
     // Figures for the gpsd and modem paths: .build/release/wbbench.
     .executableTarget(
-        name: "wbbench", dependencies: ["DBus", "Loop", "TestSupport"], path: "Benchmarks/wbbench",
+        name: "wbbench", dependencies: ["DBus", "Loop", "TestBasics", "TestSupport"], path: "Benchmarks/wbbench",
         swiftSettings: strict),
     // whereaboutsd and GeoClue 2.6 side by side under load, attacks and regions: .build/release/wbload.
     .executableTarget(
-        name: "wbload", dependencies: ["DBus", "Loop", "TestSupport"], path: "Benchmarks/wbload", swiftSettings: strict),
+        name: "wbload", dependencies: ["DBus", "Loop", "TestBasics", "TestSupport"], path: "Benchmarks/wbload",
+        swiftSettings: strict),
     // Network positioning figures: .build/release/wbnet.
     .executableTarget(
-        name: "wbnet", dependencies: ["DBus", "Loop", "TestSupport", "HTTP", "WhereaboutsCore"],
+        name: "wbnet", dependencies: ["DBus", "Loop", "TestBasics", "TestSupport", "HTTP", "WhereaboutsCore"],
         path: "Benchmarks/wbnet", swiftSettings: strict),
 ]
 
@@ -167,4 +178,17 @@ if extras {
             name: "fuzz-\(input)", dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Targets/\(input)",
             swiftSettings: strict)
     }
+}
+
+// MARK: - The pure tier
+
+/// `WHEREABOUTS_PURE=1`: only what builds with the Swift toolchain alone (no C library's headers, no Debian package)
+/// and the tests of it, for the fast loop as an ordinary user (HACKING.md): `WHEREABOUTS_PURE=1 swift test`.
+let pureModules: Set<String> = [
+    "WhereaboutsCore", "WhereaboutsStorage", "WhereaboutsProviders", "Loop", "LoopScheduling", "TestBasics",
+    "CoreTests", "StorageTests", "ProvidersTests",
+]
+if Context.environment["WHEREABOUTS_PURE"] == "1" {
+    package.products = []
+    package.targets.removeAll { !pureModules.contains($0.name) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// `wbbench --modem`: the modem path, whereaboutsd as users install it and GeoClue 2.6 with its modem GPS source,

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// What one local user can keep doing to the daemon (`Tests/Clients/attack.py`, run as ``BenchBus/loadUser``),

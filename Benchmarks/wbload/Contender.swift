@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 import TestSupport
 
 /// A GeoClue2-compatible service under test.

@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import TestBasics
 import TestSupport
 
 /// One GeoClue client made by the load: its path, when its setup began, and when its signals arrived.

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// How the load's clients are spread over bus connections.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// How much load, and for how long.

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// The city of the regions bench (`wbload --regions`): the apps' regions and the drive through them, both fixed

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 
 /// What one round of the regions bench measured, on a fresh daemon: the apps connected, their regions added (none

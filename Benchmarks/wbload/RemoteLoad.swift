@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 import TestSupport
 
 /// What one round of clients starting at once gave.

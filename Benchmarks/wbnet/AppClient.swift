@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 import TestSupport
 
 /// An app run as an unprivileged user through `setpriv`: `Tests/Clients/location_client.py`, python-dbus on a

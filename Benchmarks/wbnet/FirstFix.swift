@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import Loop
+import TestBasics
 import TestSupport
 import WhereaboutsCore
 

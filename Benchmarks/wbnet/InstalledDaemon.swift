@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 import TestSupport
 
 /// whereaboutsd as users install it, on a private bus of its own: the authorisation it meets there

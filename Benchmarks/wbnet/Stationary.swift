@@ -1,3 +1,4 @@
+import TestBasics
 import TestSupport
 import WhereaboutsCore
 

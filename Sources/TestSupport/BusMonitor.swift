@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// One message a ``BusMonitor`` saw on the bus.
 public struct BusMessage: Sendable, Equatable {

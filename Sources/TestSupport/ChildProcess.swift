@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A child process started with `posix_spawn`, its output appended to a log file.
 ///

@@ -1,5 +1,6 @@
 import DBus
 import Loop
+import TestBasics
 
 // What the provider tests observe through a GeoClue test client: the Manager's announced levels, the Location
 // objects as they are announced, and when each LocationUpdated arrived.

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import WhereaboutsCore
 
 /// `whereaboutsd` running on a private bus with a test configuration, as the end-to-end tests use it.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// The real `xdg-desktop-portal` (Debian's package, 1.16) on a private session bus of its own, taking a
 /// ``PrivateBus`` as its system bus, where it asks `org.freedesktop.GeoClue2` for the location apps request

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 // Everything the gpsd tests and the benchmark need besides the daemon: NMEA epochs, a pseudo-terminal to feed
 // them through, gpsd and gpsfake as child processes, a plain gpsd client that records gpsd's own reports, and a

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// GeoClue 2.6 (`/usr/libexec/geoclue`, Debian package `geoclue-2.0`) on a ``PrivateBus``, reading NMEA from a Unix
 /// socket that the harness serves, for the library tests against a plain GeoClue and for benchmarks side by side.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// GeoClue 2.6 with its Wi-Fi source on, on a ``PrivateBus`` of its own with the wpa_supplicant stand-in
 /// (``WPASupplicantMock``), asking an Ichnaea-compatible server (`[wifi] url=`), for figures side by side with

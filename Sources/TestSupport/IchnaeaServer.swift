@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 
 /// `Tests/StandIns/ichnaea_server.py`: a loopback stand-in for an Ichnaea geolocation server, over HTTP or HTTPS,
 /// that records every request and answers as the test says.

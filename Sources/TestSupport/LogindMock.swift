@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// python-dbusmock's logind template (`python3 -m dbusmock --template logind`) as `org.freedesktop.login1` on a
 /// ``PrivateBus``, for the login-session tests.

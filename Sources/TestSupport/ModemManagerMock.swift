@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A stand-in for ModemManager (1.20, as Debian 12 has it) on a ``PrivateBus``: the project's
 /// `Tests/StandIns/modemmanager_mock.py`, owning `org.freedesktop.ModemManager1`.

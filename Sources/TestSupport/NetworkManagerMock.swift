@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// python-dbusmock's NetworkManager template (`python3 -m dbusmock --template networkmanager`) as
 /// `org.freedesktop.NetworkManager` on a ``PrivateBus``, for the Wi-Fi tests.

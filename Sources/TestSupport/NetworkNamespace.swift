@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 
 /// A network namespace of the tests' own, held open by a sleeping process: its loopback up and a veth pair
 /// (`wan0`, `wan1`) up with `wan0` on 192.0.2.10/24 and 198.51.100.10/24, and no default route until the test adds

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A real `polkitd` on a ``PrivateBus``, with the project's `polkit/*.policy` and rules chosen by the test.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A throwaway `dbus-daemon` with a system-bus-like policy, for tests.
 ///

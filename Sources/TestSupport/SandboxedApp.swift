@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A command run as a Flatpak app runs, as far as the desktop portal and the service can tell: inside `bwrap`, with
 /// a `/.flatpak-info` at the root of its sandbox, in a transient scope named as Flatpak names it

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// The real iio-sensor-proxy (Debian 12's `iio-sensor-proxy` 3.0) on a ``PrivateBus``, with its fake compass.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 
 /// Where the project's files and build products are.
 public enum ProjectPaths {
@@ -106,12 +107,6 @@ private final class SharedCopies: @unchecked Sendable {
 
 /// The folder of ``SharedCopies``, for the process's exit to remove.
 nonisolated(unsafe) private var sharedFolderToRemove: String?
-
-/// A missing or broken test component. Tests fail with it; they never skip.
-public struct TestEnvironmentError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
-}
 
 /// Finds programs the tests need; a missing program is a failure, not a skip.
 public enum Executables {

@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 
 /// A certificate authority of its own and a server certificate it signed, made with `/usr/bin/openssl` in a fresh
 /// temporary folder, for HTTPS test servers and the clients that trust them.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A cgroup on the path systemd would give a unit, made by hand in every hierarchy systemd keeps units in, so that
 /// a process started in it shows that unit in its `/proc/PID/cgroup` as it would under systemd.

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A stand-in for wpa_supplicant on a ``PrivateBus``: python-dbusmock loading the project's template
 /// `Tests/StandIns/wpa_supplicant_mock.py` (python-dbusmock has none for wpa_supplicant), as `fi.w1.wpa_supplicant1`.

@@ -1,4 +1,4 @@
-import TestSupport
+import TestBasics
 import Testing
 import WhereaboutsCore
 

@@ -1,4 +1,4 @@
-import TestSupport
+import TestBasics
 import WhereaboutsCore
 
 /// Access points and scans for the network positioning tests.

@@ -1,6 +1,7 @@
 import DBus
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 import Testing
 

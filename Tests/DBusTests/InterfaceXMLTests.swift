@@ -1,4 +1,5 @@
 import Foundation
+import TestBasics
 import TestSupport
 import Testing
 

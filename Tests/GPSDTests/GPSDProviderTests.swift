@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 import Testing
 import WhereaboutsCore

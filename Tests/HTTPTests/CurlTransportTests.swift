@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HTTP
+import TestBasics
 import TestSupport
 import Testing
 import WhereaboutsCore

@@ -1,5 +1,5 @@
 import Loop
-import TestSupport
+import TestBasics
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders

@@ -1,3 +1,4 @@
+import TestBasics
 import Testing
 import WhereaboutsProviders
 

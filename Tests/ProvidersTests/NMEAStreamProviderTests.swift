@@ -1,6 +1,6 @@
 import Glibc
 import Loop
-import TestSupport
+import TestBasics
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders

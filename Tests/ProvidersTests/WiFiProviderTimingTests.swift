@@ -1,6 +1,6 @@
 import Loop
 import Synchronization
-import TestSupport
+import TestBasics
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders

@@ -1,6 +1,7 @@
 import DBus
 import GeoClueService
 import Loop
+import TestBasics
 import TestSupport
 import WhereaboutsCore
 

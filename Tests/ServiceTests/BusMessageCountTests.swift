@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Glibc
 import Loop
+import TestBasics
 import TestSupport
 import Testing
 

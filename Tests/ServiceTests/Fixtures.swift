@@ -1,6 +1,7 @@
 import DBus
 import Foundation
 import Loop
+import TestBasics
 import TestSupport
 import Testing
 

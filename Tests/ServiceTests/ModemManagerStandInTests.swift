@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import DBus
 import Foundation
 import Loop
 import Synchronization
+import TestBasics
 import TestSupport
 import WhereaboutsCore
 import WhereaboutsProviders
