@@ -18,8 +18,8 @@ ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polki
 # daemon as it, under the bus and polkit policy that name it.
 systemd-sysusers "$PWD/Packaging/debian/whereabouts.sysusers"
 python3 scripts/check-imports.py
-# The house's format (.swift-format: 120 columns), as `swift format --in-place --recursive Sources Tests Fuzz
-# Package.swift` applies it.
+# The house's format (.swift-format: 120 columns), as
+# `swift format --in-place --recursive Sources Tests Benchmarks Fuzz Package.swift` applies it.
 swift format lint --strict --recursive --parallel Sources Tests Benchmarks Fuzz Package.swift
 # The first commands a developer or a packager types, `swift build` and `swift build -c release`, must work and build
 # only the products and what they link; the suite's build adds the benchmark programs and the fuzz targets' replayers
