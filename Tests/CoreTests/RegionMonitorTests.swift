@@ -274,6 +274,21 @@ struct RegionLifeTests {
         #expect(regions.owners == [F.weather])
     }
 
+    @Test func revokingAnOwnerWithOnlyPendingEventsDropsThemAsAChange() throws {
+        var regions = try monitor(try F.region())
+        #expect(regions.queue(regions.observe(F.fix(at: 0))).isEmpty)
+        let removed = regions.remove("home", for: F.maps)
+        #expect(removed && regions.count == 0 && regions.owners.isEmpty && !regions.isEmpty)
+        _ = regions.takeChangedUsers()
+        // No region to report removed, but the events go, and the user's file must be written without them.
+        let removal = regions.removeAll(of: F.maps, reason: .authorisationRevoked)
+        #expect(removal == nil)
+        let changed = regions.takeChangedUsers()
+        #expect(changed == [F.maps.user])
+        let pending = regions.takePending(for: F.maps)
+        #expect(pending.isEmpty && regions.isEmpty)
+    }
+
     @Test func pendingEventsAreBoundedOldestDroppedFirst() throws {
         var regions = try monitor(try F.region())
         var all: [RegionEvent] = []
