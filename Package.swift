@@ -115,7 +115,9 @@ let package = Package(
         // The service in the test's own process, on a private bus, its time and timers on a manual clock.
         .testTarget(
             name: "ServiceInProcessTests",
-            dependencies: ["GeoClueService", "WhereaboutsCore", "DBus", "Loop", "TestBasics", "TestSupport"],
+            dependencies: [
+                "GeoClueService", "WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop", "TestBasics", "TestSupport",
+            ],
             swiftSettings: strict),
     ]
 )

@@ -4,6 +4,7 @@ import Loop
 import TestBasics
 import TestSupport
 import WhereaboutsCore
+import WhereaboutsStorage
 
 /// The service in the test's own process, on a private bus, with a manual clock for its time and its timers:
 /// fixes are handed to it directly, and a test moves time on with ``advance(by:)``, so timeouts and grace periods
@@ -20,12 +21,13 @@ final class InProcessService {
     let log = LogLines()
 
     /// Starts the service on a new private bus, without polkit: every app is authorised, as with `polkit=false`
-    /// and no agent.
-    init() async throws {
+    /// and no agent. Regions are kept in `regionStore` when one is given, and in memory alone otherwise.
+    init(regionStore: RegionStore? = nil) async throws {
         bus = try PrivateBus()
         connection = try Connection.open(address: bus.address)
         service = GeoClueService(
-            connection: connection, configuration: .default, clock: clock, timers: clock, logger: log)
+            connection: connection, configuration: .default, clock: clock, timers: clock, logger: log,
+            regionStore: regionStore)
         service.onDemandChanged = { [weak self] level in self?.demands.append(level) }
         try await service.start()
         service.setAvailableLevel(.exact)
