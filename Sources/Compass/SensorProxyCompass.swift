@@ -17,7 +17,7 @@ import WhereaboutsProviders
 /// ten seconds. iio-sensor-proxy sends a heading only while the compass is claimed and only when it changes, so
 /// there is none until the first change after the claim; an older value of the property is never taken.
 @BusActor
-public final class SensorProxyCompass: LocationProvider {
+public final class SensorProxyCompass: CompassSource {
     /// iio-sensor-proxy's bus name.
     public static let busName = "net.hadess.SensorProxy"
     /// The compass object.

@@ -1,3 +1,4 @@
+import Compass
 import DBus
 import GPSD
 import GeoClueService
@@ -76,43 +77,29 @@ enum Daemon {
             configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
         let modem = ModemPositioning.makeProviders(
             configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
-        if let wifi = network.wifi, let cell = modem.cell {
-            wifi.cellsToCarry = { cell.cellsToCarry }
-            wifi.onCellsAnswered = { cell.combinedQueryAnswered($0, for: $1) }
-            wifi.onCellsDeclined = { cell.wifiDeclined() }
-            cell.combinedLookup = { wifi.carryCells($0) }
-        }
-        let made = makeProviders(configuration, clock: clock, logger: logger) + network.providers + modem.providers
-        if made.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
-        let headings =
+        let providers = makeProviders(configuration, clock: clock, logger: logger) + network + modem.providers
+        if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
+        let compass =
             configuration.compass.enabled
-            ? CompassHeadings(configuration.compass, connection: connection, clock: clock, logger: logger) : nil
-        let providers = ProviderSet(made + (headings.map { [$0.compass] } ?? []), clock: clock)
-        var staticProvider = made.lazy.compactMap { $0 as? StaticProvider }.first
-        service.onStaticLocationChanged = { location in
-            if staticProvider == nil, location != nil {
-                let provider = StaticProvider(path: nil, clock: clock, timers: EventLoop.main, logger: logger)
-                providers.add(provider)
-                staticProvider = provider
-            }
-            staticProvider?.setLocation(location)
-        }
+            ? SensorProxyCompass(connection: connection, clock: clock, logger: logger) : nil
+        let locator = Locator(
+            providers: providers,
+            compass: compass.map { ($0, HeadingCorrection(configuration: configuration.compass, logger: logger)) },
+            clock: clock, timers: EventLoop.main, logger: logger)
+        compass?.watch()
         let backpressure = FixBackpressure(connection: connection, timers: EventLoop.main, logger: logger) {
             service.deliver($0)
         }
         backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
-        headings?.onFix = { backpressure.offer($0) }
-        providers.onFix = { fix in
-            if let headings { headings.deliver(fix) } else { backpressure.offer(fix) }
-            if fix.provider.isSatellite { network.wifi?.observeSatelliteFix(fix) }
-        }
-        providers.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: providers.unavailabilityReason) }
-        service.onDemandChanged = { providers.setDemand($0) }
-        service.onFreshFixWanted = { providers.refresh() }
+        locator.onFix = { backpressure.offer($0) }
+        locator.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: locator.unavailabilityReason) }
+        service.onStaticLocationChanged = { locator.setStaticLocation($0) }
+        service.onDemandChanged = { locator.setDemand($0) }
+        service.onFreshFixWanted = { locator.refresh() }
         service.onExactTimeThresholdChanged = { modem.client?.setGPSRefreshRate($0 ?? 0) }
-        service.setAvailableLevel(providers.availableLevel)
-        service.providerStatus = { providers.status }
-        service.simulator = ReplaySimulator(providers: providers, clock: clock)
+        service.setAvailableLevel(locator.availableLevel)
+        service.providerStatus = { locator.status }
+        service.simulator = ReplaySimulator(locator: locator, clock: clock)
         service.onClientCountChanged = { count in
             armIdleExit(options.idleTimeout, clients: count, keepsRegions: service.keepsRegions, logger: logger)
             armMemoryRelease(clients: count, connection: connection)

@@ -11,41 +11,38 @@ import WhereaboutsStorage
 /// bus connection.
 @BusActor
 enum ModemPositioning {
-    /// The providers the configuration enables, the client they share (nil when none is enabled), which the
-    /// daemon tells the exact clients' smallest `TimeThreshold`, and the cell provider, whose cells Wi-Fi lookups
-    /// carry too. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
+    /// The providers the configuration enables and the client they share (nil when none is enabled), which the
+    /// daemon tells the exact clients' smallest `TimeThreshold`. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
     /// `[network]` allows it; their answers are kept in the file `cells` beside the grants.
     static func makeProviders(
         _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
         clock: SystemClock, logger: any Logger
-    ) -> (providers: [any LocationProvider], client: ModemManagerClient?, cell: CellProvider?) {
+    ) -> (providers: [any LocationProvider], client: ModemManagerClient?) {
         let modem = configuration.modem
         let network = configuration.network
         let looksUpCells = modem.cellEnabled && network.enabled
         if modem.cellEnabled, !network.enabled {
             logger.info("[3g] enable=true, but [network] enable=false: cells are not looked up")
         }
-        guard modem.gnssEnabled || looksUpCells || modem.cdmaEnabled else { return ([], nil, nil) }
+        guard modem.gnssEnabled || looksUpCells || modem.cdmaEnabled else { return ([], nil) }
         let client = ModemManagerClient(connection: connection, logger: logger)
         var providers: [any LocationProvider] = []
         if modem.gnssEnabled {
             providers.append(ModemGNSSProvider(modems: client, clock: clock, logger: logger))
             logger.info("modem GNSS: the modems' satellite receivers, through ModemManager")
         }
-        var cell: CellProvider?
         if looksUpCells {
             let cacheFile = CellAnswerCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
                 logger.error("cell answers: cannot save: \(failure)")
             }
             Shutdown.flushBeforeExit { cacheFile.flush() }
-            let provider = CellProvider(
-                modems: client,
-                transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
-                url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
-                saveCache: { cacheFile.save($0) }, network: networkChanges, clock: clock, timers: EventLoop.main,
-                logger: logger)
-            providers.append(provider)
-            cell = provider
+            providers.append(
+                CellProvider(
+                    modems: client,
+                    transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
+                    url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
+                    saveCache: { cacheFile.save($0) }, network: networkChanges, clock: clock, timers: EventLoop.main,
+                    logger: logger))
             logger.info("cells: the modems' serving cells are looked up at \(loggableURL(network.wifi.url))")
         }
         if modem.cdmaEnabled {
@@ -53,6 +50,6 @@ enum ModemPositioning {
             logger.info("CDMA: the modems' base station positions")
         }
         BusActor.task { await client.start() }
-        return (providers, client, cell)
+        return (providers, client)
     }
 }

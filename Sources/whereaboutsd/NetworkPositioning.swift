@@ -11,26 +11,24 @@ import WiFi
 /// so that a daemon whose clients never need the network never loads it.
 @BusActor
 enum NetworkPositioning {
-    /// The Wi-Fi and IP providers the configuration enables, and the Wi-Fi one again, to be told of satellite
-    /// fixes (learning places, contributing).
+    /// The Wi-Fi and IP providers the configuration enables.
     static func makeProviders(
         _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
         clock: SystemClock, logger: any Logger
-    ) -> (providers: [any LocationProvider], wifi: WiFiProvider?) {
+    ) -> [any LocationProvider] {
         let network = configuration.network
         if case .unsupported(let method) = network.ip.method, network.ip.enabled, network.enabled {
             logger.notice("[ip] method=\(method) is not supported (only ichnaea is); IP positioning is off")
         }
         guard network.wifiEnabled || network.ipEnabled else {
             if !network.enabled { logger.info("[network] enable=false: nothing is sent to any positioning service") }
-            return ([], nil)
+            return []
         }
         // One transport (one thread, made at its first request) each for Wi-Fi, IP and contributing, so that a
         // hung request of one never holds another's in its queue.
         let agent = userAgent()
         let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
         var providers: [any LocationProvider] = []
-        var wifi: WiFiProvider?
         if network.wifiEnabled {
             let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
                 logger.error("position cache: cannot save: \(failure)")
@@ -53,7 +51,6 @@ enum NetworkPositioning {
                     + (submitter == nil
                         ? "" : "; satellite fixes are contributed to \(loggableURL(network.wifi.submissionURL))"))
             providers.append(provider)
-            wifi = provider
         }
         if network.ipEnabled {
             providers.append(
@@ -63,7 +60,7 @@ enum NetworkPositioning {
                     logger: logger))
             logger.info("IP positioning: city-level lookups at \(loggableURL(network.ipLocateURL))")
         }
-        return (providers, wifi)
+        return providers
     }
 
     /// `whereaboutsd/VERSION (OS VERSION)`, so the service can tell who asks (beaconDB uses no keys and asks

@@ -7,11 +7,11 @@ import WhereaboutsProviders
 /// `Simulate`'s recorded tracks, played by a ``ReplayProvider`` in the place of the daemon's providers.
 @BusActor
 final class ReplaySimulator: TrackSimulator {
-    private let providers: ProviderSet
+    private let locator: Locator
     private let clock: any WhereaboutsCore.Clock
 
-    init(providers: ProviderSet, clock: any WhereaboutsCore.Clock) {
-        self.providers = providers
+    init(locator: Locator, clock: any WhereaboutsCore.Clock) {
+        self.locator = locator
         self.clock = clock
     }
 
@@ -20,7 +20,7 @@ final class ReplaySimulator: TrackSimulator {
             let schedule = try ReplaySchedule(track: try Track.parse(text: track, fileName: name), speed: speed)
             return ReplaySimulation(
                 provider: ReplayProvider(schedule: schedule, loops: loops, clock: clock, timers: EventLoop.main),
-                providers: providers)
+                locator: locator)
         } catch {
             throw SimulationError("\(name): \(error)")
         }
@@ -31,17 +31,17 @@ final class ReplaySimulator: TrackSimulator {
 @BusActor
 final class ReplaySimulation: Simulation {
     private let provider: ReplayProvider
-    private let providers: ProviderSet
+    private let locator: Locator
 
-    init(provider: ReplayProvider, providers: ProviderSet) {
+    init(provider: ReplayProvider, locator: Locator) {
         self.provider = provider
-        self.providers = providers
+        self.locator = locator
     }
 
     func start(onFinished: @escaping @BusActor () -> Void) {
         provider.onFinished = onFinished
-        providers.simulate(provider)
+        locator.simulate(provider)
     }
 
-    func stop() { providers.endSimulation(provider) }
+    func stop() { locator.endSimulation(provider) }
 }

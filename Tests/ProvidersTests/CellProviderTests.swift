@@ -10,7 +10,7 @@ private final class CellLog {
     /// The cache as last saved; it is also what a provider loads at its first start.
     var cache = CellAnswerCache()
     var saves = 0
-    /// The cells each ``CellProvider/combinedLookup`` call asked Wi-Fi to carry.
+    /// The cells each ``CombinedCellQueries/carry(_:)`` call asked Wi-Fi to carry.
     var carried: [[ServingCell]] = []
     /// Whether Wi-Fi can carry them.
     var wifiCarries = true
@@ -29,6 +29,7 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
     private let service = ScriptedService()
     private let modems = FakeModems()
     private let log = CellLog()
+    private let wifi = ScriptedCellCarrier()
     private let routes = ScriptedRouteSource()
     private let network: NetworkChanges
 
@@ -56,11 +57,12 @@ private let accessPointsPlaced = Result<HTTPResponse, HTTPFailure>.success(
         let (provider, fixes) = provider()
         let log = self.log
         log.wifiCarries = wifiCarries
-        provider.combinedLookup = { cells in
+        wifi.carries = { cells in
             guard log.wifiCarries else { return false }
             log.carried.append(cells)
             return true
         }
+        CombinedCellQueries.join(lookup: wifi, cells: provider)
         return (provider, fixes)
     }
 

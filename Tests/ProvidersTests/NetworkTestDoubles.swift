@@ -72,3 +72,33 @@ enum Routes {
     static let work = DefaultRoute(
         family: RouteMessages.inet, interfaceIndex: 2, gateway: [198, 51, 100, 1], metric: 600)
 }
+
+/// Wi-Fi's side of the combined queries as a test drives it: whether it carries the cells is the test's answer.
+@BusActor
+final class ScriptedCellCarrier: CellCarryingLookup {
+    var combinedQueries: CombinedCellQueries?
+    /// Answers each ``carryCells(_:)``.
+    var carries: @BusActor ([ServingCell]) -> Bool = { _ in false }
+
+    func carryCells(_ cells: [ServingCell]) -> Bool { carries(cells) }
+}
+
+/// The cell side of the combined queries as a test drives it: the cells it gives and what it is told.
+@BusActor
+final class ScriptedCarriedCells: CarriedCells {
+    var combinedQueries: CombinedCellQueries?
+    /// Gives ``cellsToCarry``.
+    var toCarry: @BusActor () -> [ServingCell] = { [] }
+    /// Told each answer to a lookup that carried cells.
+    var onAnswered: @BusActor (Result<HTTPResponse, HTTPFailure>, [ServingCell]) -> Void = { _, _ in }
+    /// Told each lookup promised and not sent.
+    var onDeclined: @BusActor () -> Void = {}
+
+    var cellsToCarry: [ServingCell] { toCarry() }
+
+    func combinedQueryAnswered(_ result: Result<HTTPResponse, HTTPFailure>, for asked: [ServingCell]) {
+        onAnswered(result, asked)
+    }
+
+    func wifiDeclined() { onDeclined() }
+}

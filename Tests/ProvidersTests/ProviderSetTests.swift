@@ -3,32 +3,6 @@ import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
 
-/// A provider the test drives by hand.
-@BusActor
-private final class HandProvider: LocationProvider {
-    let kind: ProviderKind
-    let minimumClientLevel: AccuracyLevel
-    var availableLevel: AccuracyLevel = .exact
-    var onFix: (@BusActor (Fix) -> Void)?
-    var onAvailabilityChanged: (@BusActor () -> Void)?
-    private(set) var isRunning = false
-
-    init(_ kind: ProviderKind, minimumClientLevel: AccuracyLevel = .country) {
-        self.kind = kind
-        self.minimumClientLevel = minimumClientLevel
-    }
-
-    func start() { isRunning = true }
-    func stop() { isRunning = false }
-
-    func report(latitude: Double, at clock: ManualClock) {
-        onFix?(
-            Fix(
-                latitude: latitude, longitude: 0, horizontalAccuracy: 5, timestamp: clock.wallNow, provider: kind,
-                description: "hand", isSimulated: kind == .replay))
-    }
-}
-
 @Suite("ProviderSet: demand and simulations")
 @BusActor
 struct ProviderSetTests {

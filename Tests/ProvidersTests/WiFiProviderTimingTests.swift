@@ -102,6 +102,8 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
     private let scanner = DrivenScanner()
     private let log = ProviderLog()
     private let routes = ScriptedRouteSource()
+    /// The cell provider's side of the combined queries, for the tests that join it.
+    private let cellSide = ScriptedCarriedCells()
     private let network: NetworkChanges
 
     init() {
@@ -151,7 +153,8 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         let provider = startedProvider()
         let cell = try ServingCell(
             radio: .lte, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x5A1F, cellID: 0x8A1_B2C3)
-        provider.cellsToCarry = { [cell] }
+        cellSide.toCarry = { [cell] }
+        CombinedCellQueries.join(lookup: provider, cells: cellSide)
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the first place is looked up")
         #expect(service.bodies.first?.contains(#""cellTowers":[{"cellId":144814787"#) == true, "\(service.bodies)")
@@ -179,9 +182,10 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
             radio: .gsm, mobileCountryCode: 262, mobileNetworkCode: 1, areaCode: 0x1A2B, cellID: 0x3C4D)
         var declined = 0
         var answered: [[ServingCell]] = []
-        provider.cellsToCarry = { [cell] }
-        provider.onCellsDeclined = { declined += 1 }
-        provider.onCellsAnswered = { _, cells in answered.append(cells) }
+        cellSide.toCarry = { [cell] }
+        cellSide.onDeclined = { declined += 1 }
+        cellSide.onAnswered = { _, cells in answered.append(cells) }
+        CombinedCellQueries.join(lookup: provider, cells: cellSide)
         #expect(provider.carryCells([cell]), "the first scan's lookup will carry them")
         scanner.scan(Array(place(1).prefix(1)))
         try await settle(requests: 0)
@@ -217,10 +221,11 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         let cell = try ServingCell(
             radio: .nr, mobileCountryCode: 234, mobileNetworkCode: 15, areaCode: 0x1F_0A3C, cellID: 0x1234_5678)
         var refusals = 0
-        provider.cellsToCarry = { refusals == 0 ? [cell] : [] }
-        provider.onCellsAnswered = { result, _ in
+        cellSide.toCarry = { refusals == 0 ? [cell] : [] }
+        cellSide.onAnswered = { result, _ in
             if case .success(let response) = result, response.status == 400 { refusals += 1 }
         }
+        CombinedCellQueries.join(lookup: provider, cells: cellSide)
         scanner.scan(place(1))
         try await settle(until: { service.held == 1 }, "the scan is looked up with the cell")
         #expect(service.bodies.last?.contains(#""radioType":"nr""#) == true, "\(service.bodies)")

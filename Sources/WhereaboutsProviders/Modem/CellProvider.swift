@@ -13,7 +13,7 @@ import WhereaboutsCore
 /// never a position of the machine's address; Ichnaea's cell-area fallback (`lacf`) is allowed.
 ///
 /// **One query with Wi-Fi.** Where `[wifi]` is on too, the cells are sent with the access points of Wi-Fi's
-/// lookup (``cellsToCarry``, ``combinedLookup``), and a query of the cells alone is sent only when no Wi-Fi lookup
+/// lookup (``cellsToCarry``, ``combinedQueries``), and a query of the cells alone is sent only when no Wi-Fi lookup
 /// can carry them: Wi-Fi is not running, has no recent scan with enough access points, is backing off, knows its
 /// scan already (its position cache answers, and only the cells are unknown), has a lookup out for other cells, or
 /// has not scanned within ``wifiWaitLimit`` of promising to. An answer to such a query
@@ -35,7 +35,7 @@ import WhereaboutsCore
 /// (or the current cells' answer is known); otherwise none, with the modems' reason (`no-modem`,
 /// `modem-disabled`, ...) or the service's (`service-unreachable`, ...).
 @BusActor
-public final class CellProvider: LocationProvider {
+public final class CellProvider: LocationProvider, CarriedCells {
     /// How long one lookup may take.
     public static let lookupTimeout: Duration = .seconds(20)
     /// How long the cells must hold still before a change is looked up: ModemManager reports a handover's new
@@ -56,11 +56,11 @@ public final class CellProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    /// Wi-Fi's lookup (``WiFiProvider/carryCells(_:)``), where `[wifi]` is on: asked first to send the cells with
-    /// its access points; true when it did or will (a lookup carrying them is in flight, or its first scan is
-    /// awaited), false to ask alone. A promise Wi-Fi cannot keep ends with ``wifiDeclined()``, or after
-    /// ``wifiWaitLimit``.
-    public var combinedLookup: (@BusActor ([ServingCell]) -> Bool)?
+    /// The queries it shares with Wi-Fi, where `[wifi]` is on: asked first to send the cells with Wi-Fi's access
+    /// points (``WiFiProvider/carryCells(_:)``); yes when Wi-Fi did or will (a lookup carrying them is in flight, or
+    /// its first scan is awaited), no to ask alone. A promise Wi-Fi cannot keep ends with ``wifiDeclined()``, or
+    /// after ``wifiWaitLimit``.
+    public var combinedQueries: CombinedCellQueries?
 
     private let modems: any ModemLocationService
     private let transport: any HTTPTransport
@@ -133,7 +133,7 @@ public final class CellProvider: LocationProvider {
     public var details: [String: ProviderDetail] {
         var details = record.details.merging(modems.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
-        if combinedLookup != nil { details["carried-by-wifi"] = .count(carriedQueries) }
+        if combinedQueries != nil { details["carried-by-wifi"] = .count(carriedQueries) }
         if !unknownCells.isEmpty { details["unknown-cells"] = .count(UInt32(unknownCells.count)) }
         if cacheLoaded { details["cached-answers"] = .count(UInt32(cache.count)) }
         return details
@@ -147,7 +147,7 @@ public final class CellProvider: LocationProvider {
         started = true
         network?.follow()
         modems.setNeeded(.threeGPPCell, by: .cell)
-        if combinedLookup != nil, currentAnswer == nil {
+        if combinedQueries != nil, currentAnswer == nil {
             schedule(after: Self.settleDelay)
         } else {
             locate()
@@ -317,7 +317,7 @@ public final class CellProvider: LocationProvider {
             }
             carriedByWiFi = false
         }
-        if carriedByWiFi, let combinedLookup, combinedLookup(current) {
+        if carriedByWiFi, let combinedQueries, combinedQueries.carry(current) {
             awaitingWiFi = (current, now)
             schedule(after: Self.wifiWaitLimit)
             return

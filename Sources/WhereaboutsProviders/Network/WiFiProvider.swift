@@ -25,7 +25,7 @@ import WhereaboutsCore
 /// which is asked for at once when ``NetworkChanges`` says the machine joined a network, a transient backoff
 /// ended.
 @BusActor
-public final class WiFiProvider: LocationProvider {
+public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarryingLookup {
     /// The scan interval while a client needs street level or better (GeoClue's 10 s).
     public static let streetScanInterval: Duration = .seconds(10)
     /// The scan interval while clients need less.
@@ -45,18 +45,13 @@ public final class WiFiProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    /// The serving cells to send with each lookup (`[3g]` on: ``CellProvider/cellsToCarry``, the cells with no
-    /// answer yet), as GeoClue's Wi-Fi queries carry them; nil or none: access points alone. An answer to such a
-    /// query at least as coarse as ``IchnaeaOutcome/smallestCellAccuracy`` placed the cells, not the access points:
-    /// it is not a Wi-Fi fix, and is neither delivered nor cached here; ``onCellsAnswered`` hands it to the cell
-    /// provider, which serves the cells.
-    public var cellsToCarry: (@BusActor () -> [ServingCell])?
-    /// Told the answer to every lookup that carried cells, and which cells it carried
-    /// (``CellProvider/combinedQueryAnswered(_:for:)``).
-    public var onCellsAnswered: (@BusActor (Result<HTTPResponse, HTTPFailure>, [ServingCell]) -> Void)?
-    /// Told when a lookup ``carryCells(_:)`` promised for the first scan will not be sent
-    /// (``CellProvider/wifiDeclined()``).
-    public var onCellsDeclined: (@BusActor () -> Void)?
+    /// The queries it shares with the cell provider (`[3g]` on): each lookup sends the cells they say to carry
+    /// (``CellProvider/cellsToCarry``, the cells with no answer yet), as GeoClue's Wi-Fi queries carry them; none:
+    /// access points alone. An answer to such a query at least as coarse as ``IchnaeaOutcome/smallestCellAccuracy``
+    /// placed the cells, not the access points: it is not a Wi-Fi fix, and is neither delivered nor cached here; the
+    /// queries hand every answer of a lookup that carried cells to the cell provider, and tell it when a lookup
+    /// ``carryCells(_:)`` promised for the first scan will not be sent.
+    public var combinedQueries: CombinedCellQueries?
 
     private let scanner: any AccessPointScanner
     private let transport: any HTTPTransport
@@ -272,8 +267,8 @@ public final class WiFiProvider: LocationProvider {
     /// scan, when that scan is recent (within two scan intervals), has enough usable access points, is not known to
     /// the cache (then the cells alone are unknown, and go alone) and the backoff allows; true when such a query
     /// was sent, or one carrying exactly these cells is in flight, or when no scan came since the start: the first
-    /// scan's lookup carries ``cellsToCarry``, and if it needs none ``onCellsDeclined`` says so. That promise is
-    /// made once a start: asked again before the first scan, it says no. The answer goes to ``onCellsAnswered``.
+    /// scan's lookup carries the cells ``combinedQueries`` name, and if it needs none they are told so. That promise
+    /// is made once a start: asked again before the first scan, it says no. The answer goes to ``combinedQueries``.
     public func carryCells(_ cells: [ServingCell]) -> Bool {
         if lookupInFlight { return cellsInFlight == cells }
         guard started, scanner.isAvailable else { return false }
@@ -291,7 +286,7 @@ public final class WiFiProvider: LocationProvider {
         return true
     }
 
-    private func lookUp(_ usable: [AccessPoint]) { lookUp(usable, cells: cellsToCarry?() ?? []) }
+    private func lookUp(_ usable: [AccessPoint]) { lookUp(usable, cells: combinedQueries?.cellsToCarry ?? []) }
 
     /// After the first scan: the promise of ``carryCells(_:)`` is kept when its lookup carries cells, and declined
     /// otherwise.
@@ -303,7 +298,7 @@ public final class WiFiProvider: LocationProvider {
     private func declinePromisedCells() {
         guard cellsPromised else { return }
         cellsPromised = false
-        onCellsDeclined?()
+        combinedQueries?.declined()
     }
 
     private func lookUp(_ usable: [AccessPoint], cells: [ServingCell]) {
@@ -318,7 +313,7 @@ public final class WiFiProvider: LocationProvider {
             let result = await transport.post(request)
             guard let self else { return }
             self.answered(result, for: usable, withCells: !cells.isEmpty)
-            if !cells.isEmpty { self.onCellsAnswered?(result, cells) }
+            if !cells.isEmpty { self.combinedQueries?.answered(result, carrying: cells) }
         }
     }
 
@@ -372,7 +367,8 @@ public final class WiFiProvider: LocationProvider {
     }
 
     /// What an answer says of the access points: a position as coarse as a cell's placed the cells sent with them
-    /// (``cellsToCarry``), and says no more of the access points than that the service does not know them.
+    /// (``CombinedCellQueries/cellsToCarry``), and says no more of the access points than that the service does not
+    /// know them.
     private static func accessPointsOutcome(_ outcome: IchnaeaOutcome) -> IchnaeaOutcome {
         if case .position(_, _, let accuracy) = outcome, accuracy >= IchnaeaOutcome.smallestCellAccuracy {
             return .notFound
