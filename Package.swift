@@ -90,12 +90,14 @@ let package = Package(
             name: "DBusTests", dependencies: ["DBus", "CDBus", "Loop", "TestBasics", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "ProvidersTests", dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "TestBasics"],
+            name: "ProvidersTests",
+            dependencies: ["WhereaboutsProviders", "WhereaboutsCore", "Loop", "LoopScheduling", "TestBasics"],
             swiftSettings: strict),
         .testTarget(
             name: "GPSDTests",
             dependencies: [
-                "GPSD", "CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop", "TestBasics", "TestSupport",
+                "GPSD", "CGPSD", "WhereaboutsCore", "WhereaboutsProviders", "Loop", "LoopScheduling", "TestBasics",
+                "TestSupport",
             ],
             swiftSettings: strict),
         .testTarget(

@@ -19,7 +19,12 @@ public struct IOEvents: OptionSet, Sendable, Hashable {
 }
 
 /// Identifies a file-descriptor watch registered with ``EventLoop/addWatch(fd:events:handler:)``.
-public struct WatchID: Hashable, Sendable { let raw: UInt64 }
+public struct WatchID: Hashable, Sendable {
+    /// The number the loop gave the watch; the core's ``DescriptorWatch`` carries it (LoopScheduling).
+    package let raw: UInt64
+
+    package init(raw: UInt64) { self.raw = raw }
+}
 
 /// Identifies a timer registered with ``EventLoop/schedule(after:handler:)``.
 public struct TimerID: Hashable, Sendable {

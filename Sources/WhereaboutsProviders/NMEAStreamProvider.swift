@@ -24,15 +24,17 @@ public final class NMEAStreamProvider: LocationProvider {
     private var rejectedLines = 0
 
     /// A provider reading `endpoint`, its fixes dated by `clock` while no RMC gives the date, its reopening timed
-    /// by `timers`.
+    /// by `timers` and its connections watched by `watches`.
     public init(
-        endpoint: NMEAEndpoint, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+        endpoint: NMEAEndpoint, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler,
+        watches: any DescriptorWatcher, logger: any Logger
     ) {
         self.endpoint = endpoint
         self.clock = clock
         self.logger = logger
         stream = ReconnectingLineStream(
-            opener: NMEAEndpointOpener(endpoint: endpoint), framing: NMEALineSplitter(), timers: timers)
+            opener: NMEAEndpointOpener(endpoint: endpoint), framing: NMEALineSplitter(), timers: timers,
+            watches: watches)
         stream.onOpen = { [weak self] in self?.opened() }
         stream.onLine = { [weak self] line in self?.consume(line) }
         stream.onFailure = { [weak self] reason in self?.lost(reason) }

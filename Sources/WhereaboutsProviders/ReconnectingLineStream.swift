@@ -21,8 +21,8 @@ private let readsPerWakeUp = 16
 /// ends or fails, it closes the connection, arms the next attempt and tells ``onFailure`` why. The pause before
 /// that attempt follows a ``ReconnectBackoff`` (0.25 s doubling to 8 s), which starts over when the stream starts
 /// and when its owner says the connection proved good (``resetBackoff()``): on opening for an NMEA receiver, at
-/// the first fix for gpsd. The pauses are timed by the ``TimerScheduler`` it is given; descriptors are watched on
-/// ``EventLoop/main``, the loop `@BusActor` code runs on.
+/// the first fix for gpsd. The pauses are timed by the ``TimerScheduler`` it is given, and the descriptors watched
+/// by the ``DescriptorWatcher``, which must run its actions on the loop `@BusActor` code runs on.
 @BusActor
 public final class ReconnectingLineStream<Framing: LineFraming> {
     /// Called when a connection has opened and its reading starts.
@@ -35,14 +35,15 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
     private enum State {
         case stopped
         case opening
-        case connecting(StreamConnection, WatchID)
-        case reading(StreamConnection, WatchID)
+        case connecting(StreamConnection, DescriptorWatch)
+        case reading(StreamConnection, DescriptorWatch)
         case waiting(ScheduledTimer)
     }
 
     private let opener: any StreamOpener
     private let freshFraming: Framing
     private let timers: any TimerScheduler
+    private let watches: any DescriptorWatcher
     private var framing: Framing
     private var backoff = ReconnectBackoff()
     private var state = State.stopped
@@ -51,12 +52,15 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
     private var chunk = [UInt8](repeating: 0, count: chunkSize)
 
     /// A stream opened by `opener`, cut into lines by a copy of `framing` for each connection, its pauses timed by
-    /// `timers`.
-    public init(opener: any StreamOpener, framing: Framing, timers: any TimerScheduler) {
+    /// `timers` and its connections watched by `watches`.
+    public init(
+        opener: any StreamOpener, framing: Framing, timers: any TimerScheduler, watches: any DescriptorWatcher
+    ) {
         self.opener = opener
         self.freshFraming = framing
         self.framing = framing
         self.timers = timers
+        self.watches = watches
     }
 
     /// Opens the stream, at once, unless it is started already; the backoff starts over.
@@ -99,7 +103,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
 
     private func awaitConnect(_ connection: StreamConnection) {
         let attempt = attempt
-        let watch = EventLoop.main.addWatch(fd: connection.descriptor, events: .writable) { [weak self] _ in
+        let watch = watches.watchOnBus(connection.descriptor, until: .writable) { [weak self] in
             self?.connectFinished(attempt)
         }
         state = .connecting(connection, watch)
@@ -111,7 +115,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
         var length = socklen_t(MemoryLayout<Int32>.size)
         if getsockopt(connection.descriptor, SOL_SOCKET, SO_ERROR, &failure, &length) != 0 { failure = errno }
         guard failure == 0 else { return fail("connect: \(String(cString: strerror(failure)))") }
-        EventLoop.main.removeWatch(watch)
+        watches.cancelWatch(watch)
         startReading(connection)
     }
 
@@ -120,7 +124,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
     private func startReading(_ connection: StreamConnection) {
         framing = freshFraming
         let attempt = attempt
-        let watch = EventLoop.main.addWatch(fd: connection.descriptor, events: .readable) { [weak self] _ in
+        let watch = watches.watchOnBus(connection.descriptor, until: .readable) { [weak self] in
             self?.readAvailable(attempt)
         }
         state = .reading(connection, watch)
@@ -166,7 +170,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
     private func release() {
         switch state {
         case .connecting(let connection, let watch), .reading(let connection, let watch):
-            EventLoop.main.removeWatch(watch)
+            watches.cancelWatch(watch)
             connection.close()
         case .waiting(let timer):
             timers.cancelTimer(timer)

@@ -18,6 +18,7 @@ public final class StaticProvider: LocationProvider {
     private let path: String?
     private let clock: any WhereaboutsCore.Clock
     private let timers: any TimerScheduler
+    private let watches: any DescriptorWatcher
     private let logger: any Logger
     private var fileLocation: StaticLocation?
     private var setLocation: StaticLocation?
@@ -26,15 +27,20 @@ public final class StaticProvider: LocationProvider {
     private var watcher: FileWatcher?
     private var pendingReload: ScheduledTimer?
 
-    /// A provider reading `path`, or, without one, serving only a location set with ``setLocation(_:)``.
-    public init(path: String?, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger) {
+    /// A provider reading `path`, or, without one, serving only a location set with ``setLocation(_:)``; the file's
+    /// folder is watched for changes by `watches`.
+    public init(
+        path: String?, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, watches: any DescriptorWatcher,
+        logger: any Logger
+    ) {
         self.path = path
         self.clock = clock
         self.timers = timers
+        self.watches = watches
         self.logger = logger
         guard let path else { return }
         fileLocation = load(path)
-        watcher = FileWatcher(path: path) { [weak self] in self?.scheduleReload() }
+        watcher = FileWatcher(path: path, watches: watches) { [weak self] in self?.scheduleReload() }
         if watcher == nil { logger.warning("static source: cannot watch \(path) for changes") }
     }
 

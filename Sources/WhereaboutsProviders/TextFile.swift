@@ -1,4 +1,6 @@
 import Loop
+import LoopScheduling
+import WhereaboutsCore
 import WhereaboutsStorage
 
 #if canImport(Glibc)
@@ -33,13 +35,16 @@ public func readTextFile(_ path: String, limit: Int = 64 << 20) throws(FileReadE
 
 /// Calls back on the loop thread when a file is created, rewritten, replaced, moved or removed.
 ///
-/// It watches the file's folder with inotify, so editors that replace the file by renaming are seen too.
+/// It watches the file's folder with inotify, so editors that replace the file by renaming are seen too; the
+/// inotify descriptor is watched by the ``DescriptorWatcher`` it is given.
 @BusActor
 final class FileWatcher {
     private let fd: Int32
-    private var watch: WatchID?
+    private let watches: any DescriptorWatcher
+    private var watch: DescriptorWatch?
 
-    init?(path: String, onChange: @escaping @BusActor () -> Void) {
+    init?(path: String, watches: any DescriptorWatcher, onChange: @escaping @BusActor () -> Void) {
+        self.watches = watches
         let slash = path.lastIndex(of: "/")
         let folder = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -51,7 +56,7 @@ final class FileWatcher {
             return nil
         }
         let descriptor = fd
-        watch = EventLoop.main.addWatch(fd: fd, events: .readable) { _ in
+        watch = watches.watchOnBus(fd, until: .readable) {
             if FileWatcher.drain(descriptor, mentioning: name) { onChange() }
         }
     }
@@ -78,7 +83,7 @@ final class FileWatcher {
     }
 
     func cancel() {
-        if let watch { EventLoop.main.removeWatch(watch) }
+        if let watch { watches.cancelWatch(watch) }
         watch = nil
         close(fd)
     }

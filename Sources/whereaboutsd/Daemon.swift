@@ -72,7 +72,8 @@ enum Daemon {
             regionStore.flush()
         }
         // One routing socket, opened when a network provider first starts, tells them all of network changes.
-        let networkChanges = NetworkChanges(source: NetlinkRouteSource(), timers: EventLoop.main, logger: logger)
+        let networkChanges = NetworkChanges(
+            source: NetlinkRouteSource(watches: EventLoop.main), timers: EventLoop.main, logger: logger)
         let network = NetworkPositioning.makeProviders(
             configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
         let modem = ModemPositioning.makeProviders(
@@ -85,7 +86,7 @@ enum Daemon {
         let locator = Locator(
             providers: providers,
             compass: compass.map { ($0, HeadingCorrection(configuration: configuration.compass, logger: logger)) },
-            clock: clock, timers: EventLoop.main, logger: logger)
+            clock: clock, timers: EventLoop.main, watches: EventLoop.main, logger: logger)
         compass?.watch()
         let backpressure = FixBackpressure(connection: connection, timers: EventLoop.main, logger: logger) {
             service.deliver($0)
@@ -143,7 +144,9 @@ enum Daemon {
         if configuration.staticSource.enabled {
             providers.append(
                 StaticProvider(
-                    path: configuration.staticSource.path, clock: clock, timers: EventLoop.main, logger: logger))
+                    path: configuration.staticSource.path, clock: clock, timers: EventLoop.main,
+                    watches: EventLoop.main,
+                    logger: logger))
         }
         if configuration.replay.enabled, let path = configuration.replay.path {
             providers.append(
@@ -155,7 +158,7 @@ enum Daemon {
             providers.append(
                 GPSDProvider(
                     host: configuration.gpsd.host, port: configuration.gpsd.port, client: LibGPSClient(), clock: clock,
-                    timers: EventLoop.main, logger: logger))
+                    timers: EventLoop.main, watches: EventLoop.main, logger: logger))
         }
         if configuration.networkNMEA.enabled {
             let nmea = configuration.networkNMEA
@@ -168,7 +171,9 @@ enum Daemon {
             }
             for endpoint in endpoints {
                 providers.append(
-                    NMEAStreamProvider(endpoint: endpoint, clock: clock, timers: EventLoop.main, logger: logger))
+                    NMEAStreamProvider(
+                        endpoint: endpoint, clock: clock, timers: EventLoop.main, watches: EventLoop.main,
+                        logger: logger))
             }
         }
         return providers

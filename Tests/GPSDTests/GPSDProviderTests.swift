@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import LoopScheduling
 import TestBasics
 import TestSupport
 import Testing
@@ -80,7 +81,7 @@ struct GPSDProviderTests {
 
     private func provider(port: UInt16) -> GPSDProvider {
         let provider = GPSDProvider(
-            host: "127.0.0.1", port: port, client: LibGPSClient(), clock: clock, timers: clock,
+            host: "127.0.0.1", port: port, client: LibGPSClient(), clock: clock, timers: clock, watches: EventLoop.main,
             logger: RecordingLogger(recorder: recorder))
         let recorder = recorder
         provider.onAvailabilityChanged = { [unowned provider] in

@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import TestSupport
 import Testing
 import WhereaboutsCore
@@ -56,7 +57,7 @@ struct LocatorTests {
     private func locator(_ providers: [any LocationProvider], compass: TurnedCompass? = nil) -> (Locator, FixLog) {
         let locator = Locator(
             providers: providers, compass: compass.map { ($0, HeadingCorrection(model: nil)) }, clock: clock,
-            timers: clock, logger: SilentLogger())
+            timers: clock, watches: EventLoop.main, logger: SilentLogger())
         let delivered = FixLog()
         locator.onFix = { delivered.fixes.append($0) }
         return (locator, delivered)
@@ -179,7 +180,8 @@ struct LocatorTests {
     }
 
     @Test func aConfiguredStaticProviderServesTheLocationSet() {
-        let configured = StaticProvider(path: nil, clock: clock, timers: clock, logger: SilentLogger())
+        let configured = StaticProvider(
+            path: nil, clock: clock, timers: clock, watches: EventLoop.main, logger: SilentLogger())
         let (locator, delivered) = locator([configured])
         locator.setDemand(.exact)
         locator.setStaticLocation(StaticLocation(latitude: 46.5, longitude: 7.25, altitude: 500, accuracy: 10))

@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import LoopScheduling
 import TestBasics
 import Testing
 import WhereaboutsCore
@@ -48,7 +49,7 @@ struct NMEAStreamProviderTests {
         let recorder = EventRecorder()
         let listener = try UnixListener()
         let provider = NMEAStreamProvider(
-            endpoint: .unixSocket(path: listener.path), clock: clock, timers: clock,
+            endpoint: .unixSocket(path: listener.path), clock: clock, timers: clock, watches: EventLoop.main,
             logger: RecordingLogger(recorder: recorder))
         provider.onAvailabilityChanged = { [unowned provider] in
             recorder.record("available \(provider.availableLevel)")

@@ -1,5 +1,6 @@
 import Glibc
 import Loop
+import LoopScheduling
 import TestBasics
 import Testing
 import WhereaboutsCore
@@ -81,7 +82,8 @@ struct ReconnectingLineStreamTests {
     private func makeStream(_ opener: ScriptedOpener, resetOnOpen: Bool = false) -> ReconnectingLineStream<
         NMEALineSplitter
     > {
-        let stream = ReconnectingLineStream(opener: opener, framing: NMEALineSplitter(), timers: clock)
+        let stream = ReconnectingLineStream(
+            opener: opener, framing: NMEALineSplitter(), timers: clock, watches: EventLoop.main)
         let recorder = recorder
         stream.onOpen = { [unowned stream] in
             recorder.record("open")

@@ -33,10 +33,10 @@ public final class GPSDProvider: LocationProvider {
     private var connected: Bool?
 
     /// A provider watching gpsd at `host`:`port` through `client`, stamping reports without a time with `clock`'s,
-    /// its reconnecting timed by `timers`.
+    /// its reconnecting timed by `timers` and its connections watched by `watches`.
     public init(
         host: String, port: UInt16, client: any GPSDClient, clock: any WhereaboutsCore.Clock,
-        timers: any TimerScheduler, logger: any Logger
+        timers: any TimerScheduler, watches: any DescriptorWatcher, logger: any Logger
     ) {
         address = "\(host):\(port)"
         self.client = client
@@ -44,7 +44,8 @@ public final class GPSDProvider: LocationProvider {
         self.logger = logger
         reports = client.reportReader()
         stream = ReconnectingLineStream(
-            opener: client.opener(host: host, port: port), framing: GPSDReportSplitter(), timers: timers)
+            opener: client.opener(host: host, port: port), framing: GPSDReportSplitter(), timers: timers,
+            watches: watches)
         stream.onOpen = { [weak self] in self?.opened() }
         stream.onLine = { [weak self] line in self?.read(line) }
         stream.onFailure = { [weak self] reason in self?.lost(reason) }

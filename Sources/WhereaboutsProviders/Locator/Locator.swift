@@ -23,6 +23,7 @@ public final class Locator {
     private var staticProvider: StaticProvider?
     private let clock: any WhereaboutsCore.Clock
     private let timers: any TimerScheduler
+    private let watches: any DescriptorWatcher
     private let logger: any Logger
 
     /// Called with every fix that leaves the pipeline: fused, shown to the learners, headed.
@@ -31,10 +32,11 @@ public final class Locator {
     public var onAvailableLevelChanged: (@BusActor (AccuracyLevel) -> Void)?
 
     /// A pipeline over `providers`, with the headings of the compass `source` (run as a provider too) turned to
-    /// true north by `correction`; `clock`, `timers` and `logger` serve the static provider it may make.
+    /// true north by `correction`; `clock`, `timers`, `watches` and `logger` serve the static provider it may make.
     public init(
         providers: [any LocationProvider], compass: (source: any CompassSource, correction: HeadingCorrection)?,
-        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, watches: any DescriptorWatcher,
+        logger: any Logger
     ) {
         self.providers = ProviderSet(providers + (compass.map { [$0.source] } ?? []), clock: clock)
         learners = providers.compactMap { $0 as? any SatelliteFixLearner }
@@ -47,6 +49,7 @@ public final class Locator {
         staticProvider = providers.lazy.compactMap { $0 as? StaticProvider }.first
         self.clock = clock
         self.timers = timers
+        self.watches = watches
         self.logger = logger
         headings?.onFix = { [weak self] in self?.onFix?($0) }
         self.providers.onFix = { [weak self] in self?.fused($0) }
@@ -78,7 +81,7 @@ public final class Locator {
     /// nil (`ClearStaticLocation`); the first location set where no static source is configured makes one.
     public func setStaticLocation(_ location: StaticLocation?) {
         if staticProvider == nil, location != nil {
-            let provider = StaticProvider(path: nil, clock: clock, timers: timers, logger: logger)
+            let provider = StaticProvider(path: nil, clock: clock, timers: timers, watches: watches, logger: logger)
             providers.add(provider)
             staticProvider = provider
         }

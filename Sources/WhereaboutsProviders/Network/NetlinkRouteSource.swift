@@ -1,4 +1,5 @@
 import Loop
+import LoopScheduling
 import WhereaboutsCore
 
 #if canImport(Glibc)
@@ -12,11 +13,12 @@ import WhereaboutsCore
 /// ``RouteEvent/overrun``, so the table is read again.
 @BusActor
 public final class NetlinkRouteSource: RouteSource {
+    private let watches: any DescriptorWatcher
     private var descriptor: Int32 = -1
     private var sequence: UInt32 = 0
 
-    /// A source with no socket yet.
-    public init() {}
+    /// A source with no socket yet, its socket watched by `watches` once open.
+    public init(watches: any DescriptorWatcher) { self.watches = watches }
 
     public func open(_ onEvents: @escaping @BusActor ([RouteEvent]) -> Void) -> String? {
         let socketDescriptor = socket(
@@ -35,9 +37,7 @@ public final class NetlinkRouteSource: RouteSource {
             return reason
         }
         descriptor = socketDescriptor
-        EventLoop.main.addWatch(fd: socketDescriptor, events: .readable) { _ in
-            onEvents(Self.readAll(from: socketDescriptor))
-        }
+        watches.watchOnBus(socketDescriptor, until: .readable) { onEvents(Self.readAll(from: socketDescriptor)) }
         return nil
     }
 
