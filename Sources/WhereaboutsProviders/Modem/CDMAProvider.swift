@@ -14,7 +14,7 @@ public final class CDMAProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    private let modems: any ModemLocationService
+    private var modemSource: ModemSource
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
     private var started = false
@@ -22,34 +22,30 @@ public final class CDMAProvider: LocationProvider {
     /// when it changes.
     private var stations: [String: CDMABaseStation] = [:]
     private var invalidLogged = false
-    private var lastLevel: AccuracyLevel
 
     /// A provider reading the modems of `modems`.
     public init(modems: any ModemLocationService, clock: any WhereaboutsCore.Clock, logger: any Logger) {
-        self.modems = modems
+        modemSource = ModemSource(.cdmaBaseStation, of: modems, for: .cdma, serving: .neighborhood)
         self.clock = clock
         self.logger = logger
-        lastLevel = modems.unavailability(of: .cdmaBaseStation) == nil ? .neighborhood : .none
-        modems.observe { [weak self] event in self?.handle(event) }
+        modemSource.follow { [weak self] event in self?.handle(event) }
     }
 
-    public var availableLevel: AccuracyLevel {
-        modems.unavailability(of: .cdmaBaseStation) == nil ? .neighborhood : .none
-    }
+    public var availableLevel: AccuracyLevel { modemSource.availableLevel }
 
-    public var unavailabilityReason: String? { modems.unavailability(of: .cdmaBaseStation) }
+    public var unavailabilityReason: String? { modemSource.unavailability }
 
-    public var details: [String: ProviderDetail] { modems.details(reason: unavailabilityReason) }
+    public var details: [String: ProviderDetail] { modemSource.details(reason: unavailabilityReason) }
 
     public func start() {
         started = true
-        modems.setNeeded(.cdmaBaseStation, by: .cdma)
+        modemSource.need()
         refresh()
     }
 
     public func stop() {
         started = false
-        modems.setNeeded([], by: .cdma)
+        modemSource.release()
     }
 
     /// Offers the base stations' positions again.
@@ -60,10 +56,7 @@ public final class CDMAProvider: LocationProvider {
     private func handle(_ event: ModemLocationEvent) {
         switch event {
         case .availabilityChanged:
-            let level = availableLevel
-            guard level != lastLevel else { return }
-            lastLevel = level
-            onAvailabilityChanged?()
+            if modemSource.levelChanged(to: availableLevel) { onAvailabilityChanged?() }
         case .location(.cdmaBaseStation(let latitude, let longitude, let modem)):
             do {
                 stations[modem] = try CDMABaseStation(latitude: latitude, longitude: longitude)

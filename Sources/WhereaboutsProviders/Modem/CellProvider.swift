@@ -62,17 +62,13 @@ public final class CellProvider: LocationProvider, CarriedCells {
     /// after ``wifiWaitLimit``.
     public var combinedQueries: CombinedCellQueries?
 
-    private let modems: any ModemLocationService
+    private var modemSource: ModemSource
     private let transport: any HTTPTransport
     private let url: String
     private let clock: any WhereaboutsCore.Clock
     private let timers: any TimerScheduler
     private let logger: any Logger
-    /// Empty until the first start reads the saved one (``loadCache``).
-    private var cache = CellAnswerCache()
-    private var cacheLoaded = false
-    private let loadCache: @BusActor () -> CellAnswerCache
-    private let saveCache: @BusActor (CellAnswerCache) -> Void
+    private var cache: PersistedCache<CellAnswerCache>
     private let network: NetworkChanges?
     private var started = false
     /// Each modem's serving cell, by its object path; followed while stopped too, since ModemManager reports a
@@ -94,7 +90,6 @@ public final class CellProvider: LocationProvider, CarriedCells {
     /// The sets of cells the service said it does not know, and when.
     private var unknownCells: [[ServingCell]: MonotonicTime] = [:]
     private var timer: ScheduledTimer?
-    private var lastLevel: AccuracyLevel
 
     /// A provider reading the modems of `modems` and asking the geolocate `url` through `transport`; `loadCache`
     /// reads the answers saved before (at the first start), and `saveCache` keeps them durably; `network`, when
@@ -104,49 +99,43 @@ public final class CellProvider: LocationProvider, CarriedCells {
         loadCache: @escaping @BusActor () -> CellAnswerCache, saveCache: @escaping @BusActor (CellAnswerCache) -> Void,
         network: NetworkChanges?, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
     ) {
-        self.modems = modems
+        modemSource = ModemSource(.threeGPPCell, of: modems, for: .cell, serving: .neighborhood)
         self.transport = transport
         self.url = url
         health = ServiceHealth(label: "cells", url: url, whileFailing: "")
-        self.loadCache = loadCache
-        self.saveCache = saveCache
+        cache = PersistedCache(empty: CellAnswerCache(), load: loadCache, keep: saveCache)
         self.network = network
         self.clock = clock
         self.timers = timers
         self.logger = logger
-        lastLevel = .none
-        lastLevel = availableLevel
-        modems.observe { [weak self] event in self?.handle(event) }
+        modemSource.follow { [weak self] event in self?.handle(event) }
         network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
     }
 
     public var availableLevel: AccuracyLevel {
-        guard modems.unavailability(of: .threeGPPCell) == nil else { return .none }
+        guard modemSource.unavailability == nil else { return .none }
         return health.problem == nil || currentAnswer != nil ? .neighborhood : .none
     }
 
     public var unavailabilityReason: String? {
         guard availableLevel == .none else { return nil }
-        return modems.unavailability(of: .threeGPPCell) ?? health.problem?.rawValue
+        return modemSource.unavailability ?? health.problem?.rawValue
     }
 
     public var details: [String: ProviderDetail] {
-        var details = record.details.merging(modems.details(reason: unavailabilityReason)) { $1 }
+        var details = record.details.merging(modemSource.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
         if combinedQueries != nil { details["carried-by-wifi"] = .count(carriedQueries) }
         if !unknownCells.isEmpty { details["unknown-cells"] = .count(UInt32(unknownCells.count)) }
-        if cacheLoaded { details["cached-answers"] = .count(UInt32(cache.count)) }
+        if cache.isLoaded { details["cached-answers"] = .count(UInt32(cache.contents.count)) }
         return details
     }
 
     public func start() {
-        if !cacheLoaded {
-            cache = loadCache()
-            cacheLoaded = true
-        }
+        cache.loadOnce()
         started = true
         network?.follow()
-        modems.setNeeded(.threeGPPCell, by: .cell)
+        modemSource.need()
         if combinedQueries != nil, currentAnswer == nil {
             schedule(after: Self.settleDelay)
         } else {
@@ -157,7 +146,7 @@ public final class CellProvider: LocationProvider, CarriedCells {
     public func stop() {
         started = false
         awaitingWiFi = nil
-        modems.setNeeded([], by: .cell)
+        modemSource.release()
         if let timer { timers.cancelTimer(timer) }
         timer = nil
     }
@@ -232,7 +221,7 @@ public final class CellProvider: LocationProvider, CarriedCells {
     private var currentAnswer: CellAnswerCache.Entry? {
         let current = currentCells
         guard !current.isEmpty else { return nil }
-        return cache.lookup(current, now: clock.wallNow)
+        return cache.contents.lookup(current, now: clock.wallNow)
     }
 
     /// Whether the service said lately that it does not know `cells`.
@@ -275,10 +264,7 @@ public final class CellProvider: LocationProvider, CarriedCells {
     }
 
     private func announceIfChanged() {
-        let level = availableLevel
-        guard level != lastLevel else { return }
-        lastLevel = level
-        onAvailabilityChanged?()
+        if modemSource.levelChanged(to: availableLevel) { onAvailabilityChanged?() }
     }
 
     /// Delivers the current cells' answer, or asks for one: through Wi-Fi's lookup when it can carry the cells,
@@ -357,8 +343,9 @@ public final class CellProvider: LocationProvider, CarriedCells {
         if let step, started { schedule(after: step.retryAt - now) }
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
-            cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: asked, now: clock.wallNow)
-            saveCache(cache)
+            cache.contents.store(
+                latitude: latitude, longitude: longitude, accuracy: accuracy, for: asked, now: clock.wallNow)
+            cache.save()
             if asked == currentCells, let answer = currentAnswer { deliver(answer) }
         case .notFound:
             unknownCells = unknownCells.filter { now - $0.value < Self.notFoundLifetime }

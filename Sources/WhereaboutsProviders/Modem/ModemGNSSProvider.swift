@@ -22,7 +22,7 @@ public final class ModemGNSSProvider: LocationProvider {
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
 
-    private let modems: any ModemLocationService
+    private var modemSource: ModemSource
     private let clock: any WhereaboutsCore.Clock
     private let logger: any Logger
     private var started = false
@@ -32,35 +32,33 @@ public final class ModemGNSSProvider: LocationProvider {
     private var lastText: [String: String] = [:]
     private var rejectedSentences: UInt32 = 0
     private var fixes: UInt32 = 0
-    private var lastLevel: AccuracyLevel
 
     /// A provider reading the modems of `modems`, dating fixes by `clock` while no RMC gives the date.
     public init(modems: any ModemLocationService, clock: any WhereaboutsCore.Clock, logger: any Logger) {
-        self.modems = modems
+        modemSource = ModemSource(.gpsNMEA, of: modems, for: .gnss, serving: .exact)
         self.clock = clock
         self.logger = logger
-        lastLevel = modems.unavailability(of: .gpsNMEA) == nil ? .exact : .none
-        modems.observe { [weak self] event in self?.handle(event) }
+        modemSource.follow { [weak self] event in self?.handle(event) }
     }
 
-    public var availableLevel: AccuracyLevel { modems.unavailability(of: .gpsNMEA) == nil ? .exact : .none }
+    public var availableLevel: AccuracyLevel { modemSource.availableLevel }
 
-    public var unavailabilityReason: String? { modems.unavailability(of: .gpsNMEA) }
+    public var unavailabilityReason: String? { modemSource.unavailability }
 
     public var details: [String: ProviderDetail] {
-        modems.details(reason: unavailabilityReason).merging([
+        modemSource.details(reason: unavailabilityReason).merging([
             "fixes": .count(fixes), "rejected-sentences": .count(rejectedSentences),
         ]) { $1 }
     }
 
     public func start() {
         started = true
-        modems.setNeeded(.gpsNMEA, by: .gnss)
+        modemSource.need()
     }
 
     public func stop() {
         started = false
-        modems.setNeeded([], by: .gnss)
+        modemSource.release()
         assemblers = [:]
         lastText = [:]
     }
@@ -68,10 +66,7 @@ public final class ModemGNSSProvider: LocationProvider {
     private func handle(_ event: ModemLocationEvent) {
         switch event {
         case .availabilityChanged:
-            let level = availableLevel
-            guard level != lastLevel else { return }
-            lastLevel = level
-            onAvailabilityChanged?()
+            if modemSource.levelChanged(to: availableLevel) { onAvailabilityChanged?() }
         case .location(.nmea(let text, let modem)):
             read(text, from: modem)
         case .location, .locationGone:

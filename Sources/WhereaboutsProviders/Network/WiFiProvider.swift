@@ -59,12 +59,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     private let clock: any WhereaboutsCore.Clock
     private let timers: any TimerScheduler
     private let logger: any Logger
-    /// Empty until the first start reads the saved one (``loadCache``): a daemon whose clients never need Wi-Fi
-    /// never reads the file.
-    private var cache = PositionCache()
-    private var cacheLoaded = false
-    private let loadCache: @BusActor () -> PositionCache
-    private let saveCache: @BusActor (PositionCache) -> Void
+    private var cache: PersistedCache<PositionCache>
     private let submitter: Geosubmitter?
     private let network: NetworkChanges?
 
@@ -102,8 +97,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         self.url = url
         health = ServiceHealth(
             label: "Wi-Fi", url: url, whileFailing: "; known places are still located from the cache")
-        self.loadCache = loadCache
-        self.saveCache = saveCache
+        cache = PersistedCache(empty: PositionCache(), load: loadCache, keep: saveCache)
         self.submitter = submitter
         self.network = network
         self.clock = clock
@@ -135,18 +129,15 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         details["backend"] = .text(scanner.backend)
         if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         if let submitter { details["submissions"] = .count(submitter.submissions) }
-        if cacheLoaded {
-            details["learned-places"] = .count(UInt32(cache.count(of: .learned)))
-            details["cached-answers"] = .count(UInt32(cache.count(of: .network)))
+        if cache.isLoaded {
+            details["learned-places"] = .count(UInt32(cache.contents.count(of: .learned)))
+            details["cached-answers"] = .count(UInt32(cache.contents.count(of: .network)))
         }
         return details
     }
 
     public func start() {
-        if !cacheLoaded {
-            cache = loadCache()
-            cacheLoaded = true
-        }
+        cache.loadOnce()
         started = true
         scannedSinceStart = false
         network?.follow()
@@ -201,7 +192,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     /// Takes `fix` and the scan made `scanAge` before it was received (negative: after) as one place. The scan's
     /// time is given on the fix's clock, so that a receiver whose clock is off still pairs.
     private func pair(_ fix: Fix, with usable: [AccessPoint], scanAge: Duration) {
-        if cache.learn(
+        if cache.contents.learn(
             latitude: fix.latitude, longitude: fix.longitude, accuracy: fix.horizontalAccuracy, scan: usable,
             now: clock.wallNow)
         {
@@ -229,7 +220,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
                 message: "\(usable.count) usable of \(seen.count) seen; nothing sent")
             return
         }
-        if let known = cache.lookup(usable, now: clock.wallNow) {
+        if let known = cache.contents.lookup(usable, now: clock.wallNow) {
             currentScanKnown = true
             let source = known.origin == .learned ? "learned" : "cache"
             record.ended(at: clock.wallNow, "position", source: source)
@@ -351,7 +342,8 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
             record.ended(at: clock.wallNow, summary.outcome, source: "network")
-            cache.store(latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
+            cache.contents.store(
+                latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
             saveNow()
             // Delivered only for the scan still current: an answer for a place left meanwhile is kept, not shown.
             if started, lastScan?.usable == usable {
@@ -405,7 +397,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     private func saveNow() {
         if let pendingSave { timers.cancelTimer(pendingSave) }
         pendingSave = nil
-        saveCache(cache)
+        cache.save()
     }
 
     private func scheduleLearnedSave() {
@@ -413,7 +405,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         pendingSave = timers.scheduleOnBus(after: Self.learnedSaveDelay) { [weak self] in
             guard let self else { return }
             self.pendingSave = nil
-            self.saveCache(self.cache)
+            self.cache.save()
         }
     }
 }
