@@ -6,7 +6,7 @@ import WhereaboutsProviders
 /// The compass iio-sensor-proxy serves (`net.hadess.SensorProxy.Compass` at `/net/hadess/SensorProxy/Compass`),
 /// on the daemon's own bus connection: `[compass] enable=true`.
 ///
-/// It gives no positions, only headings (``onHeading``), which the daemon puts on the other providers' fixes;
+/// It gives no positions, only headings (``onHeading``), which the locator puts on the other providers' fixes;
 /// like a satellite receiver it runs only while an exact client does. Running, it claims the compass
 /// (`ClaimCompass`) once iio-sensor-proxy is there and says `HasCompass`, and follows `CompassHeading` through
 /// `PropertiesChanged`; stopped, it releases it (`ReleaseCompass`) and has no heading. iio-sensor-proxy is

@@ -141,6 +141,7 @@ struct LocatorTests {
 
         queries.answered(position, carrying: [try servingCell])
         #expect(delivered.fixes.map(\.provider) == [.cell], "a cell-wide answer is the cells' fix")
+        #expect(queries.answersCarried == 1)
         for _ in 0..<1000 { await Task.yield() }
         #expect(service.requests == 0, "nothing was asked alone")
         withExtendedLifetime(locator) {}

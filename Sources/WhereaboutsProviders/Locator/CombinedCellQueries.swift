@@ -6,12 +6,15 @@ import WhereaboutsCore
 ///
 /// Both sides hold it and speak only to it: the cell side asks it to carry the cells (``carry(_:)``); the lookup
 /// asks it which cells to carry (``cellsToCarry``), hands it the answer (``answered(_:carrying:)``) and says when a
-/// promised lookup will not be sent (``declined()``). It lives as long as the sides hold it, and holds them
-/// weakly, as the providers are the provider set's.
+/// promised lookup will not be sent (``declined()``). It keeps what concerns both, the count of the answers
+/// carried. It lives as long as the sides hold it, and holds them weakly, as the providers are the provider set's.
 @BusActor
 public final class CombinedCellQueries {
     private weak var lookup: (any CellCarryingLookup)?
     private weak var cells: (any CarriedCells)?
+    /// How many answers to lookups that carried the cells came back: `carried-by-wifi` in the cell provider's row
+    /// of `io.github.whereabouts1.Manager.Providers`.
+    public private(set) var answersCarried: UInt32 = 0
 
     private init(lookup: any CellCarryingLookup, cells: any CarriedCells) {
         self.lookup = lookup
@@ -33,6 +36,7 @@ public final class CombinedCellQueries {
 
     /// Told by the lookup: the answer to a query that carried `asked`.
     public func answered(_ result: Result<HTTPResponse, HTTPFailure>, carrying asked: [ServingCell]) {
+        answersCarried &+= 1
         cells?.combinedQueryAnswered(result, for: asked)
     }
 

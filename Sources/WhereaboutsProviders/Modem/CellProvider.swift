@@ -78,8 +78,6 @@ public final class CellProvider: LocationProvider, CarriedCells {
     private var rejected: [String: String] = [:]
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
-    /// How many answers to Wi-Fi lookups that carried the cells came back.
-    private var carriedQueries: UInt32 = 0
     private var health: ServiceHealth
     /// The cells of its own query in flight.
     private var inFlight: [ServingCell]?
@@ -125,7 +123,7 @@ public final class CellProvider: LocationProvider, CarriedCells {
     public var details: [String: ProviderDetail] {
         var details = record.details.merging(modemSource.details(reason: unavailabilityReason)) { $1 }
         for (modem, cell) in cells { details["cell " + modem] = .text(cell.description) }
-        if combinedQueries != nil { details["carried-by-wifi"] = .count(carriedQueries) }
+        if let combinedQueries { details["carried-by-wifi"] = .count(combinedQueries.answersCarried) }
         if !unknownCells.isEmpty { details["unknown-cells"] = .count(UInt32(unknownCells.count)) }
         if cache.isLoaded { details["cached-answers"] = .count(UInt32(cache.contents.count)) }
         return details
@@ -188,7 +186,6 @@ public final class CellProvider: LocationProvider, CarriedCells {
         let awaited =
             awaitingWiFi?.cells == asked || (awaitingWiFi == nil && inFlight == nil && asked == currentCells)
         if awaitingWiFi?.cells == asked { awaitingWiFi = nil }
-        carriedQueries &+= 1
         if awaited, let timer {
             timers.cancelTimer(timer)
             self.timer = nil
