@@ -5,7 +5,7 @@ import WhereaboutsCore
 extension EventLoop: DescriptorWatcher {
     @discardableResult
     public func watchDescriptor(
-        _ descriptor: Int32, until readiness: DescriptorReadiness, _ action: @escaping @Sendable () -> Void
+        _ descriptor: Int32, for readiness: DescriptorReadiness, _ action: @escaping @Sendable () -> Void
     ) -> DescriptorWatch {
         let events: IOEvents =
             switch readiness {
@@ -24,8 +24,8 @@ extension DescriptorWatcher {
     /// actions on the loop thread, as the event loop does.
     @discardableResult
     public func watchOnBus(
-        _ descriptor: Int32, until readiness: DescriptorReadiness, _ action: @escaping @BusActor @Sendable () -> Void
+        _ descriptor: Int32, for readiness: DescriptorReadiness, _ action: @escaping @BusActor @Sendable () -> Void
     ) -> DescriptorWatch {
-        watchDescriptor(descriptor, until: readiness) { BusActor.assumeIsolated(action) }
+        watchDescriptor(descriptor, for: readiness) { BusActor.assumeIsolated(action) }
     }
 }

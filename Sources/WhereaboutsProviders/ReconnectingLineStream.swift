@@ -103,7 +103,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
 
     private func awaitConnect(_ connection: StreamConnection) {
         let attempt = attempt
-        let watch = watches.watchOnBus(connection.descriptor, until: .writable) { [weak self] in
+        let watch = watches.watchOnBus(connection.descriptor, for: .writable) { [weak self] in
             self?.connectFinished(attempt)
         }
         state = .connecting(connection, watch)
@@ -124,7 +124,7 @@ public final class ReconnectingLineStream<Framing: LineFraming> {
     private func startReading(_ connection: StreamConnection) {
         framing = freshFraming
         let attempt = attempt
-        let watch = watches.watchOnBus(connection.descriptor, until: .readable) { [weak self] in
+        let watch = watches.watchOnBus(connection.descriptor, for: .readable) { [weak self] in
             self?.readAvailable(attempt)
         }
         state = .reading(connection, watch)

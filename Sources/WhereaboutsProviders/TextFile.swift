@@ -56,7 +56,7 @@ final class FileWatcher {
             return nil
         }
         let descriptor = fd
-        watch = watches.watchOnBus(fd, until: .readable) {
+        watch = watches.watchOnBus(fd, for: .readable) {
             if FileWatcher.drain(descriptor, mentioning: name) { onChange() }
         }
     }

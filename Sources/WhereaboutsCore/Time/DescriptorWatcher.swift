@@ -9,7 +9,7 @@ public protocol DescriptorWatcher: AnyObject, Sendable {
     /// closing it.
     @discardableResult
     func watchDescriptor(
-        _ descriptor: Int32, until readiness: DescriptorReadiness, _ action: @escaping @Sendable () -> Void
+        _ descriptor: Int32, for readiness: DescriptorReadiness, _ action: @escaping @Sendable () -> Void
     ) -> DescriptorWatch
     /// Cancels `watch`; its action does not run again once this returns on the watcher's thread.
     func cancelWatch(_ watch: DescriptorWatch)
@@ -23,7 +23,7 @@ public enum DescriptorReadiness: Sendable {
     case writable
 }
 
-/// A watch ``DescriptorWatcher/watchDescriptor(_:until:_:)`` set.
+/// A watch ``DescriptorWatcher/watchDescriptor(_:for:_:)`` set.
 public struct DescriptorWatch: Hashable, Sendable {
     public let number: UInt64
 

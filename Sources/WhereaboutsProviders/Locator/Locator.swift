@@ -2,15 +2,16 @@ import Loop
 import LoopScheduling
 import WhereaboutsCore
 
-/// The daemon's one path from the location sources to the clients: every fix goes through the same stages, in
-/// this order, before it leaves by ``onFix``.
+/// The daemon's one path from the location sources to the clients: every fix takes the same stages, in this order,
+/// before it leaves by ``onFix``.
 ///
 /// 1. **Fusion.** The providers run as the clients' demand calls for them, and their fixes pass through one
 ///    ``FixSelector`` (a ``ProviderSet``).
-/// 2. **Learning.** A fused satellite fix is shown to the providers that learn from them (``SatelliteFixLearner``:
-///    Wi-Fi remembers the places it scans there).
-/// 3. **Heading.** With a compass (``CompassSource``), the fix gets its heading (a ``HeadingStage``), and each turn
+/// 2. **Heading.** With a compass (``CompassSource``), the fix gets its heading (a ``HeadingStage``), and each turn
 ///    of the compass sends the latest fix again; without one, the fix passes straight on.
+///
+/// A **learning tap** on the fused fixes shows each satellite fix, once it has left, to the providers that learn
+/// from them (``SatelliteFixLearner``: Wi-Fi remembers the places it scans there).
 ///
 /// It also keeps what the providers share: the combined Wi-Fi and cell queries (``CombinedCellQueries``, where both
 /// are among the providers), and the static provider an administrator's `SetStaticLocation` needs, made on demand
@@ -26,7 +27,7 @@ public final class Locator {
     private let watches: any DescriptorWatcher
     private let logger: any Logger
 
-    /// Called with every fix that leaves the pipeline: fused, shown to the learners, headed.
+    /// Called with every fix that leaves the pipeline, fused and headed.
     public var onFix: (@BusActor (Fix) -> Void)?
     /// Called when the best available level changes (`AvailableAccuracyLevel`).
     public var onAvailableLevelChanged: (@BusActor (AccuracyLevel) -> Void)?

@@ -37,7 +37,7 @@ public final class NetlinkRouteSource: RouteSource {
             return reason
         }
         descriptor = socketDescriptor
-        watches.watchOnBus(socketDescriptor, until: .readable) { onEvents(Self.readAll(from: socketDescriptor)) }
+        watches.watchOnBus(socketDescriptor, for: .readable) { onEvents(Self.readAll(from: socketDescriptor)) }
         return nil
     }
 
