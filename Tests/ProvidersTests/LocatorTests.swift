@@ -1,6 +1,6 @@
 import Loop
 import LoopScheduling
-import TestSupport
+import TestBasics
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
