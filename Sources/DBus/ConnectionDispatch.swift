@@ -1,0 +1,177 @@
+import CDBus
+import Loop
+
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
+/// Handling what the bus sends: signals to their handlers, method calls in their callers' turns to the objects.
+extension Connection {
+    /// The calls handled before the loop reads the bus again.
+    private static let callsPerServing = 128
+    /// The calls kept waiting, of all callers, beyond which the rest is left in the socket for the bus to hold.
+    private static let maximumWaitingCalls = 65_536
+
+    func handleFiltered(_ message: Message) -> Bool {
+        guard message.kind == .signal else { return false }
+        if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
+            let handler = onDisconnect
+            onDisconnect = nil
+            handler?()
+            return true
+        }
+        // No signal handled here takes file descriptors; decoding one would duplicate them into the process.
+        guard !message.carriesFileDescriptors else { return false }
+        for (_, entry) in signalHandlers where entry.match.matches(message) { entry.handler(message) }
+        return false
+    }
+
+    /// Forgets the waiting calls of `name`, a peer the bus says has left (`NameOwnerChanged`): its calls came
+    /// before that signal, and nothing can answer them now.
+    public func forgetCalls(from name: String) { turns.dropAll(from: name) }
+
+    /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls
+    /// are handled one per 10 ms at most, so that a caller resending each refused call at once is answered at that
+    /// pace instead of at the rate the service and the bus can refuse it.
+    func noteRefusedPastLimit(_ caller: String) {
+        let now = monotonicNanoseconds()
+        turns.slow(caller, interval: 10_000_000, until: now + 1_000_000_000, now: now)
+    }
+
+    /// Queues a method call for its caller's turn; one past its caller's bound is refused at once, unhandled.
+    func enqueueCall(_ message: Message) {
+        guard turns.append(message, from: message.sender ?? "") else {
+            let refusal = DBusError.limitsExceeded(
+                "more than \(CallTurns<Message>.maximumPerCaller) calls of this connection wait to be handled")
+            if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
+            noteRefusedPastLimit(message.sender ?? "")
+            return
+        }
+    }
+
+    /// Handles waiting calls, the callers taking turns, at most ``callsPerServing`` before the loop looks at the
+    /// bus again; the rest is served on the next turn of the loop, once what the bus sent meanwhile is read.
+    func serveCalls() {
+        var served = 0
+        while served < Self.callsPerServing, !closed, let message = turns.next(now: monotonicNanoseconds()) {
+            dispatchMethodCall(message)
+            served += 1
+        }
+        guard !turns.isEmpty, !closed, !servingScheduled else { return }
+        servingScheduled = true
+        // A timer, not queued work: the loop polls its descriptors before it runs the timer. When only slowed
+        // callers wait, at the first one's time.
+        let delay: Duration =
+            served > 0 ? .zero : .nanoseconds(max(0, (turns.nextDue ?? 0) - monotonicNanoseconds()))
+        _ = EventLoop.main.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            self.servingScheduled = false
+            self.readAvailable()
+            self.drain()
+        }
+    }
+
+    /// Reads all the bus has sent so far (libdbus reads a few kilobytes at a time), so that a caller whose call
+    /// is behind another's flood in the socket gets its turn without waiting for the flood to be handled.
+    private func readAvailable() {
+        var fd: Int32 = -1
+        guard !closed, dbus_connection_get_socket(raw, &fd) != 0 else { return }
+        var socket = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        // Bounded in reads too, should libdbus stop taking bytes (its own limit on what it holds) while some wait.
+        var reads = 0
+        while reads < 4096, turns.count < Self.maximumWaitingCalls, poll(&socket, 1, 0) > 0,
+            socket.revents & Int16(POLLIN) != 0
+        {
+            reads += 1
+            guard dbus_connection_read_write(raw, 0) != 0 else { return }
+            dispatchRead()
+            socket.revents = 0
+        }
+    }
+
+    private func dispatchMethodCall(_ message: Message) {
+        // No method served here takes file descriptors. Decoding the arguments would duplicate every descriptor
+        // a caller attached, and nothing would close them: any peer could exhaust the process's descriptors.
+        guard !message.carriesFileDescriptors else {
+            if !message.noReplyExpected,
+                let reply = message.errorReply(.invalidArgs("File descriptors are not accepted"))
+            {
+                send(reply)
+            }
+            return
+        }
+        let call = MethodCall(message: message, connection: self)
+        do {
+            switch try route(call) {
+            case .values(let values): call.reply(values)
+            case .later: break
+            }
+        } catch {
+            call.fail(error)
+        }
+    }
+
+    private func route(_ call: MethodCall) throws(DBusError) -> Reply {
+        guard !call.isOversized else {
+            throw .limitsExceeded("the call carries more than \(Message.maximumDecodedValues) values")
+        }
+        let message = call.message
+        let path = message.path ?? .root
+        let member = message.member ?? ""
+        let interface = message.interface
+        if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
+            guard !message.noReplyExpected else { return .values([]) }
+            if let refusal = introspectionGate?(call.sender) { throw refusal }
+            guard let viewOf = introspectionView else {
+                return .values([.string(introspection(of: path, for: call.sender, view: .own))])
+            }
+            BusActor.task { [weak self] in
+                do throws(DBusError) {
+                    let view = try await viewOf(call)
+                    guard let self else { return }
+                    call.reply([.string(self.introspection(of: path, for: call.sender, view: view))])
+                } catch {
+                    call.fail(error)
+                }
+            }
+            return .later
+        }
+        let object = served(at: path)?.object
+        guard let object else { throw .unknownMethod("Object does not exist at path “\(path)”") }
+        if interface == "org.freedesktop.DBus.Properties" {
+            return try PropertiesDispatch.handle(call, member: member, object: object, path: path)
+        }
+        guard let (owner, method) = Connection.find(member: member, interface: interface, in: object.interfaces)
+        else {
+            if let interface, !object.interfaces.contains(where: { $0.name == interface }) {
+                throw .unknownMethod("No such interface “\(interface)” on object at path \(path)")
+            }
+            throw .unknownMethod("No such method “\(member)”")
+        }
+        if let denied = object.checkAccess(sender: call.sender) { throw denied }
+        guard message.signature == method.inputSignature else {
+            throw .invalidArgs(
+                "Type of message, “(\(message.signature))”, does not match expected type “(\(method.inputSignature))”"
+            )
+        }
+        return try object.handle(call, interface: owner.name, method: member)
+    }
+
+    /// The introspection document of `path` as `sender` may see it with `view`: with ``IntrospectionView/own``, the
+    /// objects everyone may see and its own; another connection's are not there for it.
+    private func introspection(of path: ObjectPath, for sender: String, view: IntrospectionView) -> String {
+        let served = served(at: path)
+        let visible = view == .everything || (served?.owner.map { $0 == sender } ?? true)
+        let shown = visible ? served?.object.interfaces ?? [] : []
+        return Introspection.document(interfaces: shown, children: childNodes(of: path, visibleTo: sender, view: view))
+    }
+
+    private static func find(member: String, interface: String?, in interfaces: [InterfaceDescription])
+        -> (InterfaceDescription, MethodDescription)?
+    {
+        for candidate in interfaces where interface == nil || candidate.name == interface {
+            if let method = candidate.method(member) { return (candidate, method) }
+        }
+        return nil
+    }
+}
