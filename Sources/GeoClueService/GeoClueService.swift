@@ -42,22 +42,22 @@ public final class GeoClueService {
     /// The users' stored decisions.
     var grants = GrantStore()
     private var manager: ManagerObject?
-    private var clients = ClientRegistry<ClientObject>(limits: GeoClueService.clientLimits)
+    var clients = ClientRegistry<ClientObject>(limits: GeoClueService.clientLimits)
     /// The user and process of each connection that asked for something, while it is connected.
-    private let peers: PeerCredentials
+    let peers: PeerCredentials
     /// The GeoClue agent of each user.
     var agents: [UInt32: Agent] = [:]
     /// The agents' log lines, a few per user and kind every 10 s: a user registering agents in a loop, or an agent
     /// changing its level without end, cannot flood the journal.
     var agentLines = RateLimiter<AgentLineKey>()
     /// logind's failures, logged a few times per user every 10 s: each call of a user's may meet the same failure.
-    private var logindWarnings = RateLimiter<UInt32>()
+    var logindWarnings = RateLimiter<UInt32>()
     /// Connections whose app cannot be told, logged a few times per user every 10 s.
     private var identityWarnings = RateLimiter<UInt32>()
     /// `Introspect` calls, 100 a second per user (or per connection whose user is not known yet, which sees only
     /// what is everyone's): a user's listing of its own thousands of clients costs a millisecond, and a flood of them
     /// would hold the bus thread from everyone else.
-    private var introspections = RateLimiter<IntrospectionCaller>(burst: 100, period: .seconds(1))
+    var introspections = RateLimiter<IntrospectionCaller>(burst: 100, period: .seconds(1))
     /// How long an agent may take to answer.
     let agentTimeout: Duration
     /// The login sessions of client processes, for *when in use*.
@@ -72,7 +72,7 @@ public final class GeoClueService {
     private(set) lazy var regions = RegionWatch(service: self, store: regionStore)
     private let regionStore: RegionStore?
     /// The calls held unanswered, counted against ``heldCallLimits``.
-    private var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
+    var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
 
     /// Called with the highest level any client needing fixes is served at, or nil when none needs any.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)? {
@@ -200,22 +200,6 @@ public final class GeoClueService {
         regions.start()
     }
 
-    /// Refuses an `Introspect` from `sender` beyond its user's rate (``introspections``).
-    private func admitIntrospection(from sender: String) -> DBusError? {
-        let caller: IntrospectionCaller = peers.knownUser(of: sender).map { .user($0) } ?? .connection(sender)
-        guard introspections.admit(caller, now: clock.monotonicNow) == .suppress else { return nil }
-        let who = peers.knownUser(of: sender).map { "UID \($0)" } ?? sender
-        return .limitsExceeded("\(who) has made more than \(introspections.burst) Introspect calls in a second")
-    }
-
-    /// What an `Introspect` caller is shown: every client and Location object for those who administer the service
-    /// (``seesEveryone(_:)``), as GeoClue shows everyone; its own connection's otherwise. Counted as a held call while
-    /// the caller's credentials or polkit are asked.
-    private func introspectionView(for call: MethodCall) async throws(DBusError) -> IntrospectionView {
-        try hold(call)
-        return try await seesEveryone(call.sender) ? .everything : .own
-    }
-
     /// The number of clients.
     public var clientCount: Int { clients.count }
 
@@ -281,261 +265,6 @@ public final class GeoClueService {
                     client.hold(.servicesDisabled, reason: "services-disabled")
                 }
             }
-        }
-    }
-
-    // MARK: Clients
-
-    func client(_ id: UInt32) -> ClientObject? { clients[id] }
-
-    /// Hands the regions' states not yet written to their file, for a process about to end.
-    public func saveRegionsNow() { regions.saveNow() }
-
-    /// The clients of `app` run by `uid`: those a change of its authorisation concerns, whose connections also hear
-    /// of the app's regions.
-    func clients(of app: String, uid: UInt32) -> [ClientObject] {
-        clients.all.filter { $0.app?.id == app && peers.knownUser(of: $0.owner) == uid }
-    }
-
-    /// `GetClient` (reuse) and `CreateClient`: a client owned by `sender`, run by the Unix user `uid`; never
-    /// waits for an agent.
-    func client(for sender: String, uid: UInt32, reuse: Bool) throws(DBusError) -> ClientObject {
-        if reuse, let existing = clients.first(ownedBy: sender) { return existing }
-        let added = clients.add(owner: sender, uid: uid) { ClientObject(id: $0, owner: sender, service: self) }
-        switch added {
-        case .success(let client):
-            connection.export(client, at: client.path, visibleTo: sender)
-            onClientCountChanged?(clients.count)
-            return client
-        case .failure(.connection(let held)):
-            throw .limitsExceeded("\(sender) already has \(held) clients, the most one connection may have")
-        case .failure(.user(let uid, let held)):
-            throw .limitsExceeded("UID \(uid) already has \(held) clients, the most one user may have")
-        case .failure(.total(let held)):
-            throw .limitsExceeded("the service already has \(held) clients")
-        }
-    }
-
-    /// `DeleteClient`: deletes the client at `path` if `sender` owns it; anything else is a silent no-op,
-    /// as in GeoClue.
-    func deleteClient(at path: ObjectPath, requestedBy sender: String) {
-        guard path.parent == GeoClue.clientRoot, let id = UInt32(path.lastElement), let client = clients[id],
-            client.owner == sender, clients.remove(id) != nil
-        else { return }
-        forget(client)
-        onClientCountChanged?(clients.count)
-    }
-
-    /// Tears `client`, no longer in ``clients``, down, at a cost independent of how many clients there are.
-    private func forget(_ client: ClientObject) {
-        client.tearDown()
-        activity.set(nil, of: client.id)
-    }
-
-    /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
-    /// its simulation, and what it read.
-    private func peerVanished(_ name: String) {
-        defer { peers.vanished(name) }
-        connection.forgetCalls(from: name)
-        sessions.forget(name)
-        agentVanished(name)
-        activity.forget(name)
-        if simulation?.owner == name { endSimulation(reason: "stopped") }
-        let owned = clients.removeAll(ownedBy: name)
-        guard !owned.isEmpty else { return }
-        logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
-        activity.inOneUpdate {
-            for client in owned { forget(client) }
-        }
-        onClientCountChanged?(clients.count)
-    }
-
-    /// Called by a client when it starts or stops.
-    ///
-    /// A client that starts while the providers already run gets the latest fix at once, not at the next report.
-    func clientActivityChanged(_ client: ClientObject) {
-        let providersWereRunning = activity.demand != nil
-        recount(client)
-        if providersWereRunning, client.active, !client.hasFixSinceStart, let lastFix { client.offer(lastFix) }
-        if providersWereRunning, !client.active, client.isServing { onFreshFixWanted?() }
-    }
-
-    /// Re-checks the clients of `app` run by `uid` after its authorisation changed; those no longer authorised stop.
-    func recheck(uid: UInt32, app: String) async {
-        for client in clients(of: app, uid: uid) { await client.recheckAuthorisation(uid: uid) }
-    }
-
-    /// Applies a new agent cap (or its end) to every client of `uid`.
-    func agentCapChanged(uid: UInt32) {
-        activity.inOneUpdate {
-            for client in clients.all where peers.knownUser(of: client.owner) == uid { client.capChanged() }
-        }
-    }
-
-    /// Holds or resumes the clients whose process is in the login session at `path`.
-    private func sessionChanged(_ path: ObjectPath, active: Bool) {
-        polkit?.sessionChanged(id: path.rawValue)
-        activity.inOneUpdate {
-            for client in clients.all where sessions.sessionPath(of: client.owner) == path {
-                client.sessionChanged(active: active)
-            }
-        }
-    }
-
-    /// Counts again what `client` adds to the activity (its level, app, user and whether it is started), after
-    /// any of them changed.
-    func recount(_ client: ClientObject) {
-        let app = client.app?.id ?? client.desktopId ?? ""
-        let contribution: ActivityContribution? =
-            client.isServing
-            ? ActivityContribution(
-                level: client.demandedLevel, user: peers.knownUser(of: client.owner),
-                app: configuration.isSystemApp(app) ? nil : app, started: client.active,
-                timeThreshold: client.life.thresholds.time)
-            : nil
-        activity.set(contribution, of: client.id)
-    }
-
-    // MARK: Held calls
-
-    /// Counts `call`, which the service may answer later, against the caller's share of ``heldCallLimits`` until it
-    /// is answered; past a limit it fails with `LimitsExceeded`.
-    func hold(_ call: MethodCall) throws(DBusError) {
-        let sender = call.sender
-        if let refusal = heldCalls.hold(sender, user: peers.knownUser(of: sender)) {
-            let limits = GeoClueService.heldCallLimits
-            switch refusal {
-            case .connection(let held):
-                throw .limitsExceeded(
-                    "\(sender) already has \(held) calls waiting, the most one connection may have (\(limits.perConnection))"
-                )
-            case .user(let uid, let held):
-                throw .limitsExceeded(
-                    "UID \(uid) already has \(held) calls waiting, the most one user may have (\(limits.perUser))")
-            case .total(let held):
-                throw .limitsExceeded("the service already holds \(held) calls waiting")
-            }
-        }
-        call.onAnswered = { [weak self] in self?.heldCalls.release(sender) }
-    }
-
-    // MARK: ActiveApps
-
-    /// `io.github.whereabouts1.Manager.ActiveApps` as the connection `name` may see it: its own user's apps, or
-    /// every app for root and for a caller polkit grants `io.github.whereabouts1.manage` (asked without user
-    /// interaction: reading a property never prompts). From then on the connection alone is sent the changes of
-    /// what it sees.
-    func activeApps(for name: String) async throws(DBusError) -> [String] {
-        let uid = try await uid(of: name)
-        let viewer = try await seesEveryone(name) ? ActiveAppsViewer.everyone : .user(uid)
-        let apps = activity.apps(seenBy: viewer)
-        if peers.knownUser(of: name) != nil { activity.follow(name, as: viewer, given: apps) }
-        return apps
-    }
-
-    /// True when the connection `name` administers the service, and so sees every user's apps and clients: it is
-    /// root's, or polkit grants it `io.github.whereabouts1.manage` (asked without user interaction: reading never
-    /// prompts).
-    func seesEveryone(_ name: String) async throws(DBusError) -> Bool {
-        let uid = try await uid(of: name)
-        if uid == 0 { return true }
-        guard let polkit else { return false }
-        // With the session known, polkit's answer is reused while it holds: a listing of the tree asks once.
-        let session = await polkitSessionKey(of: name, uid: uid)
-        let answer = await polkit.check(
-            busName: name, uid: uid, session: session, action: PolkitAction.manage, details: [:], interactive: false,
-            timeout: GeoClueService.checkTimeout)
-        if case .success(.yes) = answer { return true }
-        return false
-    }
-
-    /// `io.github.whereabouts1.Manager`'s properties.
-    func extendedManagerProperty(_ name: String) -> DBusValue {
-        switch name {
-        case "LocationServicesEnabled": return .boolean(servicesEnabled)
-        case "Simulating": return .boolean(simulation != nil)
-        case "RegionLevel": return .uint32(activity.regionDemand?.rawValue ?? 0)
-        case "WatchedRegions": return .uint32(UInt32(clamping: regions.monitor.count))
-        default:
-            let rows = (providerStatus?() ?? []).map { row in
-                DBusValue.structure([
-                    .string(row.kind), .uint32(row.level.rawValue), .boolean(row.available), .boolean(row.running),
-                    .vardict(row.details.mapValues(\.busValue)),
-                ])
-            }
-            return .array(element: "(subba{sv})", rows)
-        }
-    }
-
-    // MARK: Peers
-
-    /// The Unix user of the connection `name`, asked of the bus once and remembered while it is connected.
-    ///
-    /// A connection that goes away while the bus is being asked fails the lookup, so that nothing is created or
-    /// remembered for it after its clients were dropped.
-    func uid(of name: String) async throws(DBusError) -> UInt32 {
-        try await credentials(of: name).uid
-    }
-
-    /// What the system says about the connection `name`'s process (``PeerCredentials``); `AccessDenied` when its
-    /// process was gone before it could be read, or its sandbox says something unreadable.
-    func identity(of name: String) async throws(DBusError) -> CallerIdentity {
-        try await peers.identity(of: name)
-    }
-
-    /// The identity of the connection `name`, when it is known already and could be read.
-    func knownIdentity(of name: String) -> CallerIdentity? { peers.knownIdentity(of: name) }
-
-    /// Why the identity of the connection `name` could not be read, when that is known already.
-    func identityFailure(of name: String) -> DBusError? { peers.identityFailure(of: name) }
-
-    /// The Unix user and process of the connection `name` (``PeerCredentials``).
-    private func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
-        try await peers.credentials(of: name)
-    }
-
-    /// The login session of the connection `name` of user `uid` as a part of the key of polkit's reused answers,
-    /// or nil when logind failed or the connection left meanwhile (the answer is then not reused).
-    func polkitSessionKey(of name: String, uid: UInt32) async -> PolkitSessionKey? {
-        guard let (_, pid) = try? await credentials(of: name) else { return nil }
-        switch await sessions.session(of: name, pid: pid, uid: uid) {
-        case .failure: return nil
-        case .success(.unknown): return .unknown
-        case .success(.outside): return PolkitSessionKey.none
-        case .success(let state):
-            guard let path = sessions.sessionPath(of: name) else { return nil }
-            return .session(id: path.rawValue, active: state == .active)
-        }
-    }
-
-    /// The login session of the connection `name`'s process (``SessionMonitor``).
-    func loginSession(of name: String) async throws(DBusError) -> LoginSession {
-        let (uid, pid) = try await credentials(of: name)
-        switch await sessions.session(of: name, pid: pid, uid: uid) {
-        case .success(let session): return session
-        case .failure(let failure):
-            if let line = logindWarnings.line("logind: \(failure.message)", for: uid, now: clock.monotonicNow) {
-                logger.warning(line)
-            }
-            throw .accessDenied("cannot check the login session: \(failure.message)")
-        }
-    }
-}
-
-/// Whose `Introspect` calls are counted together: a user's, or a connection's whose user is not known yet.
-enum IntrospectionCaller: Hashable, Sendable {
-    case user(UInt32)
-    case connection(String)
-}
-
-extension ProviderDetail {
-    /// The detail as the variant `io.github.whereabouts1.Manager.Providers` carries.
-    var busValue: DBusValue {
-        switch self {
-        case .text(let text): .string(text)
-        case .count(let count): .uint32(count)
-        case .time(let time): .uint64(UInt64(max(0, time.microseconds / 1000)))
-        case .flag(let flag): .boolean(flag)
         }
     }
 }
