@@ -52,52 +52,49 @@ public final class NetworkManagerScanner: AccessPointScanner {
     /// `NetworkManager`.
     public let backend = "NetworkManager"
     /// True while NetworkManager is on the bus and has at least one Wi-Fi device.
-    public var isAvailable: Bool { follower.owner != nil && !devices.isEmpty }
+    public var isAvailable: Bool { daemon.owner != nil && !devices.isEmpty }
     /// True while some connection owns `org.freedesktop.NetworkManager`.
-    public var isServiceRunning: Bool { follower.owner != nil }
+    public var isServiceRunning: Bool { daemon.owner != nil }
     /// The object paths of NetworkManager's Wi-Fi devices, in the order they became known.
     public var wifiDevices: [ObjectPath] { devices.map(\.path) }
     /// Called after each scan with the access points of every Wi-Fi device.
     public var onScan: (@BusActor ([AccessPoint]) -> Void)?
     /// Called when ``isAvailable`` or ``isServiceRunning`` changes.
-    public var onAvailabilityChanged: (@BusActor () -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)? {
+        get { daemon.onAvailabilityChanged }
+        set { daemon.onAvailabilityChanged = newValue }
+    }
     /// How long a round waits for a device that has no `LastScan` property.
     public let settleDelay: Duration
 
-    private let logger: any Logger
-    private let calls: PeerCalls
-    private let follower: NameOwnerFollower
-    private let schedule: ScanSchedule
-    private let timers: any TimerScheduler
-    private let roundTimeout: Duration
-    private var following: Task<Void, Never>?
+    let daemon: WirelessDaemon
+    var logger: any Logger { daemon.logger }
+    var schedule: ScanSchedule { daemon.schedule }
+    var timers: any TimerScheduler { daemon.timers }
 
-    private struct Device {
+    struct Device {
         let path: ObjectPath
         /// The last `LastScan` seen; nil when the device has no such property.
         var lastScan: Int64?
     }
-    private var devices: [Device] = []
+    private(set) var devices: [Device] = []
     /// Devices whose type is being asked for; one removed meanwhile is dropped from here and not added.
     private var examining: Set<ObjectPath> = []
-    private var loadGeneration = 0
     /// Devices removed by signals while `GetDevices` is being answered, whose answer may predate that.
     private var removedDuringLoad: Set<ObjectPath>?
 
     /// A scan round: the devices whose `LastScan` is awaited, whether the settle delay is still running, and
     /// whether the lists are being read.
-    private struct Round {
+    struct Round {
         let id: UInt64
         var waiting: Set<ObjectPath>
         var settling: Bool
         var reading = false
         var timers: [ScheduledTimer] = []
     }
-    private var round: Round?
-    private var nextRoundID: UInt64 = 1
+    var round: Round?
     /// The quiet period after `AccessPointAdded` / `AccessPointRemoved` outside a round.
-    private var hint: ScheduledTimer?
-    private var reported: (running: Bool, available: Bool) = (false, false)
+    var hint: ScheduledTimer?
 
     /// Starts following NetworkManager on `connection` (asynchronously: this returns at once), reading the time from
     /// `clock` and arming timers on `timers`.
@@ -105,66 +102,15 @@ public final class NetworkManagerScanner: AccessPointScanner {
         connection: Connection, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger,
         settleDelay: Duration = .milliseconds(1500), roundTimeout: Duration = .seconds(5)
     ) {
-        self.logger = logger
-        self.timers = timers
-        schedule = ScanSchedule(clock: clock, timers: timers)
         self.settleDelay = settleDelay
-        self.roundTimeout = roundTimeout
-        calls = PeerCalls(connection: connection, service: "NetworkManager", timeout: Self.callTimeout)
-        follower = NameOwnerFollower(name: Self.busName, connection: connection, timeout: Self.callTimeout)
-        schedule.fire = { [weak self] in self?.beginRound() }
-        follower.onChange = { [weak self] previous in self?.ownerChanged(from: previous) }
-        following = BusActor.task { [self] in await follow(connection) }
-    }
-
-    /// Returns once the first look at the bus is done: whether NetworkManager runs, and its Wi-Fi devices.
-    public func ready() async {
-        await following?.value
-    }
-
-    /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
-    /// only changes the interval: from the next scan, or sooner when the new interval is shorter.
-    ///
-    /// On starting, the access points NetworkManager saw in the last ``recentAge`` are reported at once, before
-    /// the first scan ends, so that a known place is located from the cache without waiting for it.
-    public func start(interval: Duration) {
-        guard schedule.start(interval: interval) else { return }
-        reportRecentThenScan()
-    }
-
-    /// How recently an access point must have been seen to be reported on starting.
-    public static let recentAge: Duration = .seconds(30)
-
-    /// Reports what is held, then begins the first round: the lists are read before any scan of ours is asked
-    /// for, so that the report is what was held, never half of our own scan.
-    private func reportRecentThenScan() {
-        guard let owner = follower.owner, !devices.isEmpty else { return beginRound() }
-        let paths = devices.map(\.path)
-        let generation = loadGeneration
-        BusActor.task { [self] in
-            var union = AccessPointUnion()
-            for path in paths {
-                let points = await accessPoints(of: path, owner: owner) ?? []
-                union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
-            }
-            // Nothing more once stopped, or for a NetworkManager that has left meanwhile (its return begins a round).
-            guard schedule.isStarted, generation == loadGeneration else { return }
-            if !union.accessPoints.isEmpty { onScan?(union.accessPoints) }
-            beginRound()
-        }
-    }
-
-    /// Stops scanning: timers are cancelled and scan results are ignored. Devices are still followed.
-    public func stop() {
-        schedule.stop()
-        abortRound()
-        cancelHint()
-    }
-
-    // MARK: Following NetworkManager
-
-    private func follow(_ connection: Connection) async {
-        do throws(DBusError) {
+        daemon = WirelessDaemon(
+            service: "NetworkManager", busName: Self.busName, connection: connection, clock: clock, timers: timers,
+            logger: logger, callTimeout: Self.callTimeout, roundTimeout: roundTimeout)
+        daemon.onLeft = { [weak self] in self?.forgetDevices() }
+        daemon.onLoad = { [weak self] in await self?.loadDevices() }
+        daemon.beginRound = { [weak self] in self?.beginRound() }
+        daemon.availability = { [weak self] in (self?.isServiceRunning ?? false, self?.isAvailable ?? false) }
+        daemon.follow(connection) { [weak self] connection throws(DBusError) in
             _ = try await connection.subscribe(
                 SignalMatch(sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface)
             ) { [weak self] message in self?.managerSignal(message) }
@@ -177,51 +123,62 @@ public final class NetworkManagerScanner: AccessPointScanner {
             _ = try await connection.subscribe(SignalMatch(sender: Self.busName, interface: Self.wirelessInterface)) {
                 [weak self] message in self?.wirelessSignal(message)
             }
-            try await follower.start()
-        } catch {
-            logger.warning("cannot follow NetworkManager on the bus: \(error)")
-            return
         }
-        if follower.owner == nil {
-            logger.info("NetworkManager is not on the bus")
-        } else {
-            await loadDevices()
-        }
-        notifyIfChanged()
     }
 
-    private func ownerChanged(from previous: String?) {
-        if previous != nil {
-            logger.info("NetworkManager left the bus")
-            loadGeneration += 1
-            removedDuringLoad = nil
-            examining.removeAll()
-            abortRound()
-            cancelHint()
-            schedule.cancelPending()
-            devices.removeAll()
-        }
-        if follower.owner != nil {
-            logger.info("NetworkManager is on the bus")
-            BusActor.task { [self] in await loadDevices() }
-        }
-        notifyIfChanged()
+    /// Returns once the first look at the bus is done: whether NetworkManager runs, and its Wi-Fi devices.
+    public func ready() async {
+        await daemon.ready()
+    }
+
+    /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
+    /// only changes the interval: from the next scan, or sooner when the new interval is shorter.
+    ///
+    /// On starting, the access points NetworkManager saw in the last ``recentAge`` are reported at once, before
+    /// the first scan ends, so that a known place is located from the cache without waiting for it.
+    public func start(interval: Duration) {
+        daemon.start(
+            interval: interval, lists: devices.map(\.path),
+            read: { [weak self] in await self?.accessPoints(of: $0, owner: $1) },
+            report: { [weak self] in self?.onScan?($0) })
+    }
+
+    /// How recently an access point must have been seen to be reported on starting.
+    public static let recentAge: Duration = WirelessDaemon.recentAge
+
+    /// Stops scanning: timers are cancelled and scan results are ignored. Devices are still followed.
+    public func stop() {
+        schedule.stop()
+        abortRound()
+        cancelHint()
+    }
+
+    // MARK: Following NetworkManager
+
+    /// Forgets what NetworkManager had, when it left the bus.
+    private func forgetDevices() {
+        removedDuringLoad = nil
+        examining.removeAll()
+        abortRound()
+        cancelHint()
+        schedule.cancelPending()
+        devices.removeAll()
     }
 
     private func loadDevices() async {
-        guard let owner = follower.owner else { return }
-        loadGeneration += 1
-        let generation = loadGeneration
+        guard let owner = daemon.owner else { return }
+        daemon.loadGeneration += 1
+        let generation = daemon.loadGeneration
         removedDuringLoad = []
         let reply: [DBusValue]
         do {
-            reply = try await calls.call(owner, Self.managerPath, Self.managerInterface, "GetDevices")
+            reply = try await daemon.calls.call(owner, Self.managerPath, Self.managerInterface, "GetDevices")
         } catch {
-            if generation == loadGeneration { removedDuringLoad = nil }
+            if generation == daemon.loadGeneration { removedDuringLoad = nil }
             logger.warning("NetworkManager's GetDevices failed: \(error)")
             return
         }
-        guard generation == loadGeneration, let removed = removedDuringLoad else { return }
+        guard generation == daemon.loadGeneration, let removed = removedDuringLoad else { return }
         removedDuringLoad = nil
         guard reply.count == 1, let paths = reply[0].objectPaths else {
             logger.warning("NetworkManager answered GetDevices with (\(reply.map(\.signature).joined())), not (ao)")
@@ -232,7 +189,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
         let found = await concurrently(current, atMost: Self.parallelReads) { [self] path in
             await examine(path, owner: owner, generation: generation)
         }
-        guard generation == loadGeneration else { return }
+        guard generation == daemon.loadGeneration else { return }
         for device in found { addDevice(device, scanning: false) }
         beginRound()
     }
@@ -240,10 +197,10 @@ public final class NetworkManagerScanner: AccessPointScanner {
     /// The device at `path` when it is Wi-Fi and was not removed meanwhile; with its `LastScan`, if it has one.
     private func examine(_ path: ObjectPath, owner: String, generation: Int) async -> Device? {
         examining.insert(path)
-        defer { if generation == loadGeneration { examining.remove(path) } }
+        defer { if generation == daemon.loadGeneration { examining.remove(path) } }
         let type: DBusValue
         do {
-            type = try await calls.property(owner, path, Self.deviceInterface, "DeviceType")
+            type = try await daemon.calls.property(owner, path, Self.deviceInterface, "DeviceType")
         } catch {
             logger.warning("\(error)")
             return nil
@@ -255,7 +212,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
         guard code == Self.wifiDeviceType else { return nil }
         var lastScan: Int64?
         do {
-            let value = try await calls.property(owner, path, Self.wirelessInterface, "LastScan")
+            let value = try await daemon.calls.property(owner, path, Self.wirelessInterface, "LastScan")
             if let milliseconds = value.int64 {
                 lastScan = milliseconds
             } else {
@@ -264,12 +221,12 @@ public final class NetworkManagerScanner: AccessPointScanner {
         } catch {
             logger.debug("\(path) has no LastScan, so its scans are given \(settleDelay) to settle: \(error)")
         }
-        guard generation == loadGeneration, examining.contains(path) else { return nil }
+        guard generation == daemon.loadGeneration, examining.contains(path) else { return nil }
         return Device(path: path, lastScan: lastScan)
     }
 
     private func managerSignal(_ message: Message) {
-        guard fromNetworkManager(message) else { return }
+        guard daemon.sent(message) else { return }
         let member = message.member
         guard member == "DeviceAdded" || member == "DeviceRemoved" else { return }
         let arguments = message.arguments()
@@ -278,8 +235,8 @@ public final class NetworkManagerScanner: AccessPointScanner {
             return
         }
         if member == "DeviceAdded" {
-            guard let owner = follower.owner else { return }
-            let generation = loadGeneration
+            guard let owner = daemon.owner else { return }
+            let generation = daemon.loadGeneration
             BusActor.task { [self] in
                 if let device = await examine(path, owner: owner, generation: generation) { addDevice(device) }
             }
@@ -294,7 +251,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
         guard !devices.contains(where: { $0.path == device.path }) else { return }
         devices.append(device)
         logger.info("NetworkManager has the Wi-Fi device \(device.path)")
-        notifyIfChanged()
+        daemon.notifyIfChanged()
         if scanning { beginRound() }
     }
 
@@ -306,11 +263,11 @@ public final class NetworkManagerScanner: AccessPointScanner {
             round?.waiting.remove(path)
             finishWaitingIfDone()
         }
-        notifyIfChanged()
+        daemon.notifyIfChanged()
     }
 
     private func propertiesChanged(_ message: Message) {
-        guard fromNetworkManager(message) else { return }
+        guard daemon.sent(message) else { return }
         let arguments = message.arguments()
         guard arguments.count == 3, arguments[0].string == Self.wirelessInterface,
             let changed = arguments[1].stringKeyedEntries
@@ -319,7 +276,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
     }
 
     private func wirelessSignal(_ message: Message) {
-        guard fromNetworkManager(message), let path = message.path else { return }
+        guard daemon.sent(message), let path = message.path else { return }
         switch message.member {
         case "PropertiesChanged":
             let arguments = message.arguments()
@@ -360,171 +317,5 @@ public final class NetworkManagerScanner: AccessPointScanner {
             cancelHint()
             readAndReport(round: openRound(waiting: [], settling: false))
         }
-    }
-
-    /// True when `message` comes from NetworkManager itself, not from a peer posing as it.
-    private func fromNetworkManager(_ message: Message) -> Bool {
-        guard let sender = message.sender, let owner = follower.owner else { return false }
-        return sender == owner
-    }
-
-    private func notifyIfChanged() {
-        let now = (running: isServiceRunning, available: isAvailable)
-        guard now != reported else { return }
-        reported = now
-        onAvailabilityChanged?()
-    }
-
-    // MARK: Scan rounds
-
-    private func beginRound() {
-        guard schedule.isStarted, round == nil, let owner = follower.owner, !devices.isEmpty else { return }
-        cancelHint()
-        let waiting = Set(devices.filter { $0.lastScan != nil }.map(\.path))
-        let id = openRound(waiting: waiting, settling: devices.contains { $0.lastScan == nil })
-        for device in devices {
-            BusActor.task { [self] in await requestScan(device.path, owner: owner, round: id) }
-        }
-    }
-
-    /// Opens a round (cancelling the next one's timer) and arms its timeout and, with `settling`, its settle
-    /// delay.
-    private func openRound(waiting: Set<ObjectPath>, settling: Bool) -> UInt64 {
-        schedule.cancelPending()
-        let id = nextRoundID
-        nextRoundID += 1
-        var opened = Round(id: id, waiting: waiting, settling: settling)
-        opened.timers.append(timers.scheduleOnBus(after: roundTimeout) { [weak self] in self?.timedOut(id) })
-        if settling {
-            opened.timers.append(timers.scheduleOnBus(after: settleDelay) { [weak self] in self?.settled(id) })
-        }
-        round = opened
-        return id
-    }
-
-    private func requestScan(_ path: ObjectPath, owner: String, round id: UInt64) async {
-        do {
-            _ = try await calls.call(owner, path, Self.wirelessInterface, "RequestScan", [.vardict([:])])
-        } catch {
-            logger.debug("NetworkManager did not scan on \(path); its current list is read: \(error)")
-            guard round?.id == id else { return }
-            round?.waiting.remove(path)
-            finishWaitingIfDone()
-        }
-    }
-
-    private func settled(_ id: UInt64) {
-        guard round?.id == id else { return }
-        round?.settling = false
-        finishWaitingIfDone()
-    }
-
-    private func timedOut(_ id: UInt64) {
-        guard let current = round, current.id == id, !current.reading else { return }
-        let late = current.waiting.map(\.rawValue).sorted()
-        logger.debug(
-            "NetworkManager's devices \(late.joined(separator: ", ")) did not finish scanning within \(roundTimeout)")
-        readAndReport(round: id)
-    }
-
-    private func finishWaitingIfDone() {
-        guard let current = round, !current.reading, current.waiting.isEmpty, !current.settling else { return }
-        readAndReport(round: current.id)
-    }
-
-    /// Reads every Wi-Fi device's access points, reports them, and arms the next round.
-    private func readAndReport(round id: UInt64) {
-        guard let current = round, current.id == id, !current.reading else { return }
-        guard let owner = follower.owner else {
-            abortRound()
-            return
-        }
-        for timer in current.timers { timers.cancelTimer(timer) }
-        round?.timers = []
-        round?.reading = true
-        let paths = devices.map(\.path)
-        BusActor.task { [self] in
-            var union = AccessPointUnion()
-            var anyRead = false
-            for path in paths {
-                guard let points = await accessPoints(of: path, owner: owner) else { continue }
-                anyRead = true
-                union.add(points)
-            }
-            guard round?.id == id else { return }
-            round = nil
-            if anyRead { onScan?(union.accessPoints) }
-            schedule.scheduleNext()
-        }
-    }
-
-    private func abortRound() {
-        for timer in round?.timers ?? [] { timers.cancelTimer(timer) }
-        round = nil
-    }
-
-    private func cancelHint() {
-        if let hint { timers.cancelTimer(hint) }
-        hint = nil
-    }
-
-    // MARK: Reading access points
-
-    /// The access points a device lists now; nil when its `AccessPoints` cannot be read.
-    private func accessPoints(of device: ObjectPath, owner: String) async -> [AccessPoint]? {
-        let value: DBusValue
-        do {
-            value = try await calls.property(owner, device, Self.wirelessInterface, "AccessPoints")
-        } catch {
-            logger.warning("\(error)")
-            return nil
-        }
-        guard let paths = value.objectPaths else {
-            logger.warning("NetworkManager's AccessPoints of \(device) is \(value.signature), not ao")
-            return nil
-        }
-        if paths.count > Self.maximumAccessPoints {
-            logger.warning(
-                "\(device) lists \(paths.count) access points; only the first \(Self.maximumAccessPoints) are read")
-        }
-        let logger = self.logger
-        return await concurrently(Array(paths.prefix(Self.maximumAccessPoints)), atMost: Self.parallelReads) {
-            [calls] path in
-            do throws(PeerFailure) {
-                let properties = try await calls.allProperties(owner, path, Self.accessPointInterface)
-                return try Self.accessPoint(properties, bootTime: bootTimeSeconds())
-            } catch {
-                logger.warning("access point \(path) is left out: \(error)")
-                return nil
-            }
-        }
-    }
-
-    /// The access point that NetworkManager's properties describe, its age measured against `bootTime`
-    /// (seconds of `CLOCK_BOOTTIME`); fails when one that is needed is missing or of the wrong type.
-    static func accessPoint(_ properties: [String: DBusValue], bootTime: Int64) throws(PeerFailure) -> AccessPoint {
-        guard let address = properties["HwAddress"]?.string else {
-            throw PeerFailure("its HwAddress is \(properties["HwAddress"]?.signature ?? "missing"), not s")
-        }
-        guard let bssid = BSSID(text: address) else { throw PeerFailure("its HwAddress \"\(address)\" is no BSSID") }
-        guard let ssid = properties["Ssid"]?.bytes else {
-            throw PeerFailure("its Ssid is \(properties["Ssid"]?.signature ?? "missing"), not ay")
-        }
-        guard case .byte(let strength) = properties["Strength"] else {
-            throw PeerFailure("its Strength is \(properties["Strength"]?.signature ?? "missing"), not y")
-        }
-        var frequency: Int?
-        if let value = properties["Frequency"] {
-            guard let megahertz = value.uint32 else { throw PeerFailure("its Frequency is \(value.signature), not u") }
-            frequency = Int(megahertz)
-        }
-        var age: Duration?
-        if let value = properties["LastSeen"] {
-            guard let seen = value.int32 else { throw PeerFailure("its LastSeen is \(value.signature), not i") }
-            if seen >= 0 { age = .seconds(max(0, bootTime - Int64(seen))) }
-        }
-        return AccessPoint(
-            bssid: bssid, ssid: ssid, signal: SignalStrength.dBm(fromQuality: Int(strength)), frequency: frequency,
-            age: age)
     }
 }

@@ -49,32 +49,30 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// `wpa_supplicant`.
     public let backend = "wpa_supplicant"
     /// True while wpa_supplicant is on the bus and manages at least one interface.
-    public var isAvailable: Bool { follower.owner != nil && !known.isEmpty }
+    public var isAvailable: Bool { daemon.owner != nil && !known.isEmpty }
     /// True while some connection owns `fi.w1.wpa_supplicant1`.
-    public var isServiceRunning: Bool { follower.owner != nil }
+    public var isServiceRunning: Bool { daemon.owner != nil }
     /// The object paths of the interfaces wpa_supplicant manages and that are scanned (all but P2P devices), in
     /// the order they became known.
     public var interfaces: [ObjectPath] { known }
     /// Called after each scan round with the access points of every interface that reported.
     public var onScan: (@BusActor ([AccessPoint]) -> Void)?
     /// Called when ``isAvailable`` or ``isServiceRunning`` changes.
-    public var onAvailabilityChanged: (@BusActor () -> Void)?
+    public var onAvailabilityChanged: (@BusActor () -> Void)? {
+        get { daemon.onAvailabilityChanged }
+        set { daemon.onAvailabilityChanged = newValue }
+    }
 
-    private let logger: any Logger
-    private let calls: PeerCalls
-    private let follower: NameOwnerFollower
-    private let schedule: ScanSchedule
-    private let timers: any TimerScheduler
-    private let roundTimeout: Duration
-    private var following: Task<Void, Never>?
+    private let daemon: WirelessDaemon
+    private var logger: any Logger { daemon.logger }
+    private var schedule: ScanSchedule { daemon.schedule }
+    private var timers: any TimerScheduler { daemon.timers }
 
     private var known: [ObjectPath] = []
     /// Interfaces left out: P2P devices (`p2p-dev-*`), which have no access points to scan for.
     private var p2pDevices: Set<ObjectPath> = []
     /// Interfaces whose `Ifname` is being read; one removed meanwhile is dropped from here and not added.
     private var examining: Set<ObjectPath> = []
-    /// Counts loads of `Interfaces`: the answer of an older one is dropped.
-    private var loadGeneration = 0
     /// Interfaces added and removed by signals while `Interfaces` is being read, whose answer may predate them.
     private var changesDuringLoad: (added: Set<ObjectPath>, removed: Set<ObjectPath>)?
 
@@ -87,8 +85,6 @@ public final class WPASupplicantScanner: AccessPointScanner {
         var timeout: ScheduledTimer?
     }
     private var round: Round?
-    private var nextRoundID: UInt64 = 1
-    private var reported: (running: Bool, available: Bool) = (false, false)
 
     /// Starts following wpa_supplicant on `connection` (asynchronously: this returns at once), reading the time from
     /// `clock` and arming timers on `timers`. A scan round reports after `roundTimeout` at the latest.
@@ -96,20 +92,26 @@ public final class WPASupplicantScanner: AccessPointScanner {
         connection: Connection, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger,
         roundTimeout: Duration = .seconds(5)
     ) {
-        self.logger = logger
-        self.timers = timers
-        schedule = ScanSchedule(clock: clock, timers: timers)
-        self.roundTimeout = roundTimeout
-        calls = PeerCalls(connection: connection, service: "wpa_supplicant", timeout: Self.callTimeout)
-        follower = NameOwnerFollower(name: Self.busName, connection: connection, timeout: Self.callTimeout)
-        schedule.fire = { [weak self] in self?.beginRound() }
-        follower.onChange = { [weak self] previous in self?.ownerChanged(from: previous) }
-        following = BusActor.task { [self] in await follow(connection) }
+        daemon = WirelessDaemon(
+            service: "wpa_supplicant", busName: Self.busName, connection: connection, clock: clock, timers: timers,
+            logger: logger, callTimeout: Self.callTimeout, roundTimeout: roundTimeout)
+        daemon.onLeft = { [weak self] in self?.forgetInterfaces() }
+        daemon.onLoad = { [weak self] in await self?.loadInterfaces() }
+        daemon.beginRound = { [weak self] in self?.beginRound() }
+        daemon.availability = { [weak self] in (self?.isServiceRunning ?? false, self?.isAvailable ?? false) }
+        daemon.follow(connection) { [weak self] connection throws(DBusError) in
+            _ = try await connection.subscribe(
+                SignalMatch(sender: Self.busName, path: Self.rootPath, interface: Self.rootInterface)
+            ) { [weak self] message in self?.rootSignal(message) }
+            _ = try await connection.subscribe(
+                SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
+            ) { [weak self] message in self?.scanDone(message) }
+        }
     }
 
     /// Returns once the first look at the bus is done: whether wpa_supplicant runs, and its interfaces.
     public func ready() async {
-        await following?.value
+        await daemon.ready()
     }
 
     /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
@@ -119,31 +121,13 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// client's) is reported at once, before the first scan of ours ends: a passive scan takes seconds, and a
     /// known place is then located from the cache without waiting for it.
     public func start(interval: Duration) {
-        guard schedule.start(interval: interval) else { return }
-        reportRecentThenScan()
+        daemon.start(
+            interval: interval, lists: known, read: { [weak self] in await self?.accessPoints(of: $0, owner: $1) },
+            report: { [weak self] in self?.onScan?($0) })
     }
 
     /// How recently an access point must have been seen to be reported on starting.
-    public static let recentAge: Duration = .seconds(30)
-
-    /// Reports what is held, then begins the first round: the lists are read before any scan of ours is asked
-    /// for, so that the report is what was held, never half of our own scan.
-    private func reportRecentThenScan() {
-        guard let owner = follower.owner, !known.isEmpty else { return beginRound() }
-        let interfaces = known
-        let generation = loadGeneration
-        BusActor.task { [self] in
-            var union = AccessPointUnion()
-            for interface in interfaces {
-                let points = await accessPoints(of: interface, owner: owner) ?? []
-                union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
-            }
-            // Nothing more once stopped, or for a wpa_supplicant that has left meanwhile (its return begins a round).
-            guard schedule.isStarted, generation == loadGeneration else { return }
-            if !union.accessPoints.isEmpty { onScan?(union.accessPoints) }
-            beginRound()
-        }
-    }
+    public static let recentAge: Duration = WirelessDaemon.recentAge
 
     /// Stops scanning: the timer is cancelled and any `ScanDone` is ignored. Interfaces are still followed.
     public func stop() {
@@ -153,60 +137,31 @@ public final class WPASupplicantScanner: AccessPointScanner {
 
     // MARK: Following wpa_supplicant
 
-    private func follow(_ connection: Connection) async {
-        do throws(DBusError) {
-            _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, path: Self.rootPath, interface: Self.rootInterface)
-            ) { [weak self] message in self?.rootSignal(message) }
-            _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
-            ) { [weak self] message in self?.scanDone(message) }
-            try await follower.start()
-        } catch {
-            logger.warning("cannot follow wpa_supplicant on the bus: \(error)")
-            return
-        }
-        if follower.owner == nil {
-            logger.info("wpa_supplicant is not on the bus")
-        } else {
-            await loadInterfaces()
-        }
-        notifyIfChanged()
-    }
-
-    private func ownerChanged(from previous: String?) {
-        if previous != nil {
-            logger.info("wpa_supplicant left the bus")
-            loadGeneration += 1
-            changesDuringLoad = nil
-            abortRound()
-            schedule.cancelPending()
-            known.removeAll()
-            p2pDevices.removeAll()
-            examining.removeAll()
-        }
-        if follower.owner != nil {
-            logger.info("wpa_supplicant is on the bus")
-            BusActor.task { [self] in await loadInterfaces() }
-        }
-        notifyIfChanged()
+    /// Forgets what wpa_supplicant had, when it left the bus.
+    private func forgetInterfaces() {
+        changesDuringLoad = nil
+        abortRound()
+        schedule.cancelPending()
+        known.removeAll()
+        p2pDevices.removeAll()
+        examining.removeAll()
     }
 
     /// Reads `Interfaces` and reconciles it with what the signals said meanwhile.
     private func loadInterfaces() async {
-        guard let owner = follower.owner else { return }
-        loadGeneration += 1
-        let generation = loadGeneration
+        guard let owner = daemon.owner else { return }
+        daemon.loadGeneration += 1
+        let generation = daemon.loadGeneration
         changesDuringLoad = ([], [])
         let value: DBusValue
         do {
-            value = try await calls.property(owner, Self.rootPath, Self.rootInterface, "Interfaces")
+            value = try await daemon.calls.property(owner, Self.rootPath, Self.rootInterface, "Interfaces")
         } catch {
-            if generation == loadGeneration { changesDuringLoad = nil }
+            if generation == daemon.loadGeneration { changesDuringLoad = nil }
             logger.warning("\(error)")
             return
         }
-        guard generation == loadGeneration, let changes = changesDuringLoad else { return }
+        guard generation == daemon.loadGeneration, let changes = changesDuringLoad else { return }
         changesDuringLoad = nil
         guard let paths = value.objectPaths else {
             logger.warning("wpa_supplicant's Interfaces is \(value.signature), not ao")
@@ -222,7 +177,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
         let names = await concurrently(new, atMost: Self.parallelReads) { [self] path in
             (path, await ifname(of: path, owner: owner))
         }
-        guard generation == loadGeneration else { return }
+        guard generation == daemon.loadGeneration else { return }
         for (path, name) in names where examining.remove(path) != nil { consider(path, ifname: name, scanning: false) }
         beginRound()
     }
@@ -230,7 +185,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// The interface's `Ifname`; nil when it cannot be read.
     private func ifname(of path: ObjectPath, owner: String) async -> String? {
         do {
-            let value = try await calls.property(owner, path, Self.interfaceInterface, "Ifname")
+            let value = try await daemon.calls.property(owner, path, Self.interfaceInterface, "Ifname")
             guard let name = value.string else {
                 logger.warning("wpa_supplicant's Ifname of \(path) is \(value.signature), not s")
                 return nil
@@ -253,7 +208,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     }
 
     private func rootSignal(_ message: Message) {
-        guard fromWPASupplicant(message) else { return }
+        guard daemon.sent(message) else { return }
         switch message.member {
         case "InterfaceAdded":
             let arguments = message.arguments()
@@ -266,7 +221,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
             guard !known.contains(path), !p2pDevices.contains(path), !examining.contains(path) else { return }
             if let name = arguments[1].stringKeyedEntries?["Ifname"]?.string {
                 consider(path, ifname: name)
-            } else if let owner = follower.owner {
+            } else if let owner = daemon.owner {
                 examining.insert(path)
                 BusActor.task { [self] in
                     let name = await ifname(of: path, owner: owner)
@@ -293,7 +248,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
         guard !known.contains(path) else { return }
         known.append(path)
         logger.info("wpa_supplicant manages the wireless interface \(path)")
-        notifyIfChanged()
+        daemon.notifyIfChanged()
         if scanning { beginRound() }
     }
 
@@ -309,27 +264,14 @@ public final class WPASupplicantScanner: AccessPointScanner {
             round?.results[path] = nil
             finishRoundIfComplete()
         }
-        notifyIfChanged()
-    }
-
-    /// True when `message` comes from wpa_supplicant itself, not from a peer posing as it.
-    private func fromWPASupplicant(_ message: Message) -> Bool {
-        guard let sender = message.sender, let owner = follower.owner else { return false }
-        return sender == owner
-    }
-
-    private func notifyIfChanged() {
-        let now = (running: isServiceRunning, available: isAvailable)
-        guard now != reported else { return }
-        reported = now
-        onAvailabilityChanged?()
+        daemon.notifyIfChanged()
     }
 
     // MARK: Scan rounds
 
     /// Starts a round when started, none runs, and there is something to scan.
     private func beginRound() {
-        guard schedule.isStarted, round == nil, let owner = follower.owner, !known.isEmpty else { return }
+        guard schedule.isStarted, round == nil, let owner = daemon.owner, !known.isEmpty else { return }
         schedule.cancelPending()
         let id = openRound(waiting: Set(known))
         for path in known {
@@ -338,16 +280,15 @@ public final class WPASupplicantScanner: AccessPointScanner {
     }
 
     private func openRound(waiting: Set<ObjectPath>) -> UInt64 {
-        let id = nextRoundID
-        nextRoundID += 1
-        let timeout = timers.scheduleOnBus(after: roundTimeout) { [weak self] in self?.roundTimedOut(id) }
+        let id = daemon.newRoundID()
+        let timeout = timers.scheduleOnBus(after: daemon.roundTimeout) { [weak self] in self?.roundTimedOut(id) }
         round = Round(id: id, waiting: waiting, timeout: timeout)
         return id
     }
 
     private func requestScan(_ path: ObjectPath, owner: String, round id: UInt64) async {
         do {
-            _ = try await calls.call(
+            _ = try await daemon.calls.call(
                 owner, path, Self.interfaceInterface, "Scan", [.vardict(["Type": .string("passive")])])
         } catch {
             logger.debug("wpa_supplicant did not scan on \(path), which is left out of this round: \(error)")
@@ -358,7 +299,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     }
 
     private func scanDone(_ message: Message) {
-        guard fromWPASupplicant(message), let owner = follower.owner, let path = message.path,
+        guard daemon.sent(message), let owner = daemon.owner, let path = message.path,
             known.contains(path), schedule.isStarted
         else { return }
         let arguments = message.arguments()
@@ -397,7 +338,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
         round?.timeout = nil
         let late = current.waiting.union(current.reading).map(\.rawValue).sorted()
         logger.debug(
-            "wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(roundTimeout)")
+            "wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(daemon.roundTimeout)")
         finishRound()
     }
 
@@ -429,29 +370,13 @@ public final class WPASupplicantScanner: AccessPointScanner {
 
     /// The access points an interface knows now; nil when its `BSSs` cannot be read.
     private func accessPoints(of interface: ObjectPath, owner: String) async -> [AccessPoint]? {
-        let value: DBusValue
-        do {
-            value = try await calls.property(owner, interface, Self.interfaceInterface, "BSSs")
-        } catch {
-            logger.warning("\(error)")
-            return nil
-        }
-        guard let paths = value.objectPaths else {
-            logger.warning("wpa_supplicant's BSSs of \(interface) is \(value.signature), not ao")
-            return nil
-        }
-        if paths.count > Self.maximumBSSs {
-            logger.warning("\(interface) lists \(paths.count) BSSs; only the first \(Self.maximumBSSs) are read")
-        }
-        let logger = self.logger
-        return await concurrently(Array(paths.prefix(Self.maximumBSSs)), atMost: Self.parallelReads) { [calls] bss in
-            do throws(PeerFailure) {
-                return try Self.accessPoint(bss: try await calls.allProperties(owner, bss, Self.bssInterface))
-            } catch {
-                logger.warning("BSS \(bss) is left out: \(error)")
-                return nil
-            }
-        }
+        await daemon.accessPoints(
+            of: interface, owner: owner, list: "BSSs", interface: Self.interfaceInterface, element: "BSS",
+            elements: "BSSs", elementInterface: Self.bssInterface, maximum: Self.maximumBSSs,
+            parallelReads: Self.parallelReads,
+            parse: { properties throws(PeerFailure) in
+                try Self.accessPoint(bss: properties)
+            })
     }
 
     /// The access point that a BSS's properties describe; fails when one that is needed is missing, of the
