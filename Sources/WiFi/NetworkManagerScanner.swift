@@ -34,7 +34,7 @@ import WhereaboutsProviders
 /// have been quiet for the settle delay. The next round is due `interval` after each report. Access points with
 /// properties of the wrong type are left out and logged; a wrong reply is a failure logged, never a crash.
 @BusActor
-public final class NetworkManagerScanner: AccessPointScanner {
+public final class NetworkManagerScanner: AccessPointScanner, WirelessBackend {
     /// NetworkManager's well-known bus name.
     public static let busName = "org.freedesktop.NetworkManager"
     static let managerPath = ObjectPath("/org/freedesktop/NetworkManager")!
@@ -106,23 +106,22 @@ public final class NetworkManagerScanner: AccessPointScanner {
         daemon = WirelessDaemon(
             service: "NetworkManager", busName: Self.busName, connection: connection, clock: clock, timers: timers,
             logger: logger, callTimeout: Self.callTimeout, roundTimeout: roundTimeout)
-        daemon.onLeft = { [weak self] in self?.forgetDevices() }
-        daemon.onLoad = { [weak self] in await self?.loadDevices() }
-        daemon.beginRound = { [weak self] in self?.beginRound() }
-        daemon.availability = { [weak self] in (self?.isServiceRunning ?? false, self?.isAvailable ?? false) }
-        daemon.follow(connection) { [weak self] connection throws(DBusError) in
-            _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface)
-            ) { [weak self] message in self?.managerSignal(message) }
-            _ = try await connection.subscribe(
-                SignalMatch(
-                    sender: Self.busName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
-                    stringArguments: [0: Self.wirelessInterface])
-            ) { [weak self] message in self?.propertiesChanged(message) }
-            // AccessPointAdded/Removed, and the per-interface PropertiesChanged of older NetworkManager versions.
-            _ = try await connection.subscribe(SignalMatch(sender: Self.busName, interface: Self.wirelessInterface)) {
-                [weak self] message in self?.wirelessSignal(message)
-            }
+        daemon.follow(connection, for: self)
+    }
+
+    /// Subscribes to the signals followed besides the daemon's owner.
+    func subscribe(on connection: Connection) async throws(DBusError) {
+        _ = try await connection.subscribe(
+            SignalMatch(sender: Self.busName, path: Self.managerPath, interface: Self.managerInterface)
+        ) { [weak self] message in self?.managerSignal(message) }
+        _ = try await connection.subscribe(
+            SignalMatch(
+                sender: Self.busName, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged",
+                stringArguments: [0: Self.wirelessInterface])
+        ) { [weak self] message in self?.propertiesChanged(message) }
+        // AccessPointAdded/Removed, and the per-interface PropertiesChanged of older NetworkManager versions.
+        _ = try await connection.subscribe(SignalMatch(sender: Self.busName, interface: Self.wirelessInterface)) {
+            [weak self] message in self?.wirelessSignal(message)
         }
     }
 
@@ -137,10 +136,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
     /// On starting, the access points NetworkManager saw in the last ``recentAge`` are reported at once, before
     /// the first scan ends, so that a known place is located from the cache without waiting for it.
     public func start(interval: Duration) {
-        daemon.start(
-            interval: interval, lists: devices.map(\.path),
-            read: { [weak self] in await self?.accessPoints(of: $0, owner: $1) },
-            report: { [weak self] in self?.onScan?($0) })
+        daemon.start(interval: interval, lists: devices.map(\.path))
     }
 
     /// How recently an access point must have been seen to be reported on starting.
@@ -156,7 +152,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
     // MARK: Following NetworkManager
 
     /// Forgets what NetworkManager had, when it left the bus.
-    private func forgetDevices() {
+    func daemonLeft() {
         removedDuringLoad = nil
         examining.removeAll()
         abortRound()
@@ -165,7 +161,7 @@ public final class NetworkManagerScanner: AccessPointScanner {
         devices.removeAll()
     }
 
-    private func loadDevices() async {
+    func loadFromDaemon() async {
         guard let owner = daemon.owner else { return }
         daemon.loadGeneration += 1
         let generation = daemon.loadGeneration

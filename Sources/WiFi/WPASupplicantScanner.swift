@@ -31,7 +31,7 @@ import WhereaboutsProviders
 /// none is running. A BSS whose properties have the wrong type or size is left out, and logged; a reply of the
 /// wrong shape is a failure logged, never a crash. Every call has a timeout (``callTimeout``).
 @BusActor
-public final class WPASupplicantScanner: AccessPointScanner {
+public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
     /// wpa_supplicant's well-known bus name.
     public static let busName = "fi.w1.wpa_supplicant1"
     /// The root object, with `Interfaces` and the interface signals.
@@ -63,12 +63,12 @@ public final class WPASupplicantScanner: AccessPointScanner {
         set { daemon.onAvailabilityChanged = newValue }
     }
 
-    private let daemon: WirelessDaemon
-    private var logger: any Logger { daemon.logger }
-    private var schedule: ScanSchedule { daemon.schedule }
-    private var timers: any TimerScheduler { daemon.timers }
+    let daemon: WirelessDaemon
+    var logger: any Logger { daemon.logger }
+    var schedule: ScanSchedule { daemon.schedule }
+    var timers: any TimerScheduler { daemon.timers }
 
-    private var known: [ObjectPath] = []
+    private(set) var known: [ObjectPath] = []
     /// Interfaces left out: P2P devices (`p2p-dev-*`), which have no access points to scan for.
     private var p2pDevices: Set<ObjectPath> = []
     /// Interfaces whose `Ifname` is being read; one removed meanwhile is dropped from here and not added.
@@ -77,14 +77,14 @@ public final class WPASupplicantScanner: AccessPointScanner {
     private var changesDuringLoad: (added: Set<ObjectPath>, removed: Set<ObjectPath>)?
 
     /// A scan round: the interfaces asked that have not reported, those being read, and what was read.
-    private struct Round {
+    struct Round {
         let id: UInt64
         var waiting: Set<ObjectPath>
         var reading: Set<ObjectPath> = []
         var results: [ObjectPath: [AccessPoint]] = [:]
         var timeout: ScheduledTimer?
     }
-    private var round: Round?
+    var round: Round?
 
     /// Starts following wpa_supplicant on `connection` (asynchronously: this returns at once), reading the time from
     /// `clock` and arming timers on `timers`. A scan round reports after `roundTimeout` at the latest.
@@ -95,18 +95,17 @@ public final class WPASupplicantScanner: AccessPointScanner {
         daemon = WirelessDaemon(
             service: "wpa_supplicant", busName: Self.busName, connection: connection, clock: clock, timers: timers,
             logger: logger, callTimeout: Self.callTimeout, roundTimeout: roundTimeout)
-        daemon.onLeft = { [weak self] in self?.forgetInterfaces() }
-        daemon.onLoad = { [weak self] in await self?.loadInterfaces() }
-        daemon.beginRound = { [weak self] in self?.beginRound() }
-        daemon.availability = { [weak self] in (self?.isServiceRunning ?? false, self?.isAvailable ?? false) }
-        daemon.follow(connection) { [weak self] connection throws(DBusError) in
-            _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, path: Self.rootPath, interface: Self.rootInterface)
-            ) { [weak self] message in self?.rootSignal(message) }
-            _ = try await connection.subscribe(
-                SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
-            ) { [weak self] message in self?.scanDone(message) }
-        }
+        daemon.follow(connection, for: self)
+    }
+
+    /// Subscribes to the signals followed besides the daemon's owner.
+    func subscribe(on connection: Connection) async throws(DBusError) {
+        _ = try await connection.subscribe(
+            SignalMatch(sender: Self.busName, path: Self.rootPath, interface: Self.rootInterface)
+        ) { [weak self] message in self?.rootSignal(message) }
+        _ = try await connection.subscribe(
+            SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
+        ) { [weak self] message in self?.scanDone(message) }
     }
 
     /// Returns once the first look at the bus is done: whether wpa_supplicant runs, and its interfaces.
@@ -121,9 +120,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     /// client's) is reported at once, before the first scan of ours ends: a passive scan takes seconds, and a
     /// known place is then located from the cache without waiting for it.
     public func start(interval: Duration) {
-        daemon.start(
-            interval: interval, lists: known, read: { [weak self] in await self?.accessPoints(of: $0, owner: $1) },
-            report: { [weak self] in self?.onScan?($0) })
+        daemon.start(interval: interval, lists: known)
     }
 
     /// How recently an access point must have been seen to be reported on starting.
@@ -138,7 +135,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     // MARK: Following wpa_supplicant
 
     /// Forgets what wpa_supplicant had, when it left the bus.
-    private func forgetInterfaces() {
+    func daemonLeft() {
         changesDuringLoad = nil
         abortRound()
         schedule.cancelPending()
@@ -148,7 +145,7 @@ public final class WPASupplicantScanner: AccessPointScanner {
     }
 
     /// Reads `Interfaces` and reconciles it with what the signals said meanwhile.
-    private func loadInterfaces() async {
+    func loadFromDaemon() async {
         guard let owner = daemon.owner else { return }
         daemon.loadGeneration += 1
         let generation = daemon.loadGeneration
@@ -209,37 +206,42 @@ public final class WPASupplicantScanner: AccessPointScanner {
 
     private func rootSignal(_ message: Message) {
         guard daemon.sent(message) else { return }
+        let expected: (count: Int, signature: String)
         switch message.member {
-        case "InterfaceAdded":
-            let arguments = message.arguments()
-            guard arguments.count == 2, let path = arguments[0].objectPath else {
-                logger.warning("wpa_supplicant sent InterfaceAdded with (\(message.signature)), not (oa{sv})")
-                return
-            }
-            changesDuringLoad?.added.insert(path)
-            changesDuringLoad?.removed.remove(path)
-            guard !known.contains(path), !p2pDevices.contains(path), !examining.contains(path) else { return }
-            if let name = arguments[1].stringKeyedEntries?["Ifname"]?.string {
-                consider(path, ifname: name)
-            } else if let owner = daemon.owner {
-                examining.insert(path)
-                BusActor.task { [self] in
-                    let name = await ifname(of: path, owner: owner)
-                    guard examining.remove(path) != nil else { return }
-                    consider(path, ifname: name)
-                }
-            }
-        case "InterfaceRemoved":
-            let arguments = message.arguments()
-            guard arguments.count == 1, let path = arguments[0].objectPath else {
-                logger.warning("wpa_supplicant sent InterfaceRemoved with (\(message.signature)), not (o)")
-                return
-            }
+        case "InterfaceAdded": expected = (2, "oa{sv}")
+        case "InterfaceRemoved": expected = (1, "o")
+        default: return
+        }
+        let arguments = message.arguments()
+        guard arguments.count == expected.count, let path = arguments[0].objectPath else {
+            logger.warning(
+                "wpa_supplicant sent \(message.member ?? "") with (\(message.signature)), not (\(expected.signature))")
+            return
+        }
+        if expected.count == 2 {
+            interfaceAdded(path, properties: arguments[1])
+        } else {
             changesDuringLoad?.removed.insert(path)
             changesDuringLoad?.added.remove(path)
             removeInterface(path)
-        default:
-            break
+        }
+    }
+
+    /// `InterfaceAdded`: the interface is added unless it is a P2P device, its `Ifname` read first when the signal
+    /// does not tell it.
+    private func interfaceAdded(_ path: ObjectPath, properties: DBusValue) {
+        changesDuringLoad?.added.insert(path)
+        changesDuringLoad?.removed.remove(path)
+        guard !known.contains(path), !p2pDevices.contains(path), !examining.contains(path) else { return }
+        if let name = properties.stringKeyedEntries?["Ifname"]?.string {
+            consider(path, ifname: name)
+        } else if let owner = daemon.owner {
+            examining.insert(path)
+            BusActor.task { [self] in
+                let name = await ifname(of: path, owner: owner)
+                guard examining.remove(path) != nil else { return }
+                consider(path, ifname: name)
+            }
         }
     }
 
@@ -265,147 +267,5 @@ public final class WPASupplicantScanner: AccessPointScanner {
             finishRoundIfComplete()
         }
         daemon.notifyIfChanged()
-    }
-
-    // MARK: Scan rounds
-
-    /// Starts a round when started, none runs, and there is something to scan.
-    private func beginRound() {
-        guard schedule.isStarted, round == nil, let owner = daemon.owner, !known.isEmpty else { return }
-        schedule.cancelPending()
-        let id = openRound(waiting: Set(known))
-        for path in known {
-            BusActor.task { [self] in await requestScan(path, owner: owner, round: id) }
-        }
-    }
-
-    private func openRound(waiting: Set<ObjectPath>) -> UInt64 {
-        let id = daemon.newRoundID()
-        let timeout = timers.scheduleOnBus(after: daemon.roundTimeout) { [weak self] in self?.roundTimedOut(id) }
-        round = Round(id: id, waiting: waiting, timeout: timeout)
-        return id
-    }
-
-    private func requestScan(_ path: ObjectPath, owner: String, round id: UInt64) async {
-        do {
-            _ = try await daemon.calls.call(
-                owner, path, Self.interfaceInterface, "Scan", [.vardict(["Type": .string("passive")])])
-        } catch {
-            logger.debug("wpa_supplicant did not scan on \(path), which is left out of this round: \(error)")
-            guard round?.id == id else { return }
-            round?.waiting.remove(path)
-            finishRoundIfComplete()
-        }
-    }
-
-    private func scanDone(_ message: Message) {
-        guard daemon.sent(message), let owner = daemon.owner, let path = message.path,
-            known.contains(path), schedule.isStarted
-        else { return }
-        let arguments = message.arguments()
-        guard arguments.count == 1, let success = arguments[0].bool else {
-            logger.warning("wpa_supplicant sent ScanDone with (\(message.signature)), not (b)")
-            return
-        }
-        guard let current = round else {
-            // Someone else's scan, or wpa_supplicant's own: every interface's list is read.
-            guard success else { return }
-            logger.debug("a scan on \(path) that was not asked for finished; reading every interface")
-            schedule.cancelPending()
-            let id = openRound(waiting: [])
-            for interface in known { read(interface, owner: owner, round: id) }
-            return
-        }
-        guard current.results[path] == nil, !current.reading.contains(path) else { return }
-        if !success { logger.debug("wpa_supplicant's scan on \(path) failed; its current list is read") }
-        round?.waiting.remove(path)
-        read(path, owner: owner, round: current.id)
-    }
-
-    private func read(_ path: ObjectPath, owner: String, round id: UInt64) {
-        round?.reading.insert(path)
-        BusActor.task { [self] in
-            let points = await accessPoints(of: path, owner: owner)
-            guard let current = round, current.id == id, current.reading.contains(path) else { return }
-            round?.reading.remove(path)
-            if let points { round?.results[path] = points }
-            finishRoundIfComplete()
-        }
-    }
-
-    private func roundTimedOut(_ id: UInt64) {
-        guard let current = round, current.id == id else { return }
-        round?.timeout = nil
-        let late = current.waiting.union(current.reading).map(\.rawValue).sorted()
-        logger.debug(
-            "wpa_supplicant's interfaces \(late.joined(separator: ", ")) did not report within \(daemon.roundTimeout)")
-        finishRound()
-    }
-
-    private func finishRoundIfComplete() {
-        guard let current = round, current.waiting.isEmpty, current.reading.isEmpty else { return }
-        finishRound()
-    }
-
-    /// Ends the round: reports what was read (if anything) and arms the next round.
-    private func finishRound() {
-        guard let finished = round else { return }
-        if let timeout = finished.timeout { timers.cancelTimer(timeout) }
-        round = nil
-        if !finished.results.isEmpty {
-            var union = AccessPointUnion()
-            for path in known { if let points = finished.results[path] { union.add(points) } }
-            onScan?(union.accessPoints)
-        }
-        schedule.scheduleNext()
-    }
-
-    /// Drops the running round, if any; what it still reads is ignored.
-    private func abortRound() {
-        if let timeout = round?.timeout { timers.cancelTimer(timeout) }
-        round = nil
-    }
-
-    // MARK: Reading access points
-
-    /// The access points an interface knows now; nil when its `BSSs` cannot be read.
-    private func accessPoints(of interface: ObjectPath, owner: String) async -> [AccessPoint]? {
-        await daemon.accessPoints(
-            of: interface, owner: owner, list: "BSSs", interface: Self.interfaceInterface, element: "BSS",
-            elements: "BSSs", elementInterface: Self.bssInterface, maximum: Self.maximumBSSs,
-            parallelReads: Self.parallelReads,
-            parse: { properties throws(PeerFailure) in
-                try Self.accessPoint(bss: properties)
-            })
-    }
-
-    /// The access point that a BSS's properties describe; fails when one that is needed is missing, of the
-    /// wrong type, or (the BSSID) not six bytes long.
-    static func accessPoint(bss properties: [String: DBusValue]) throws(PeerFailure) -> AccessPoint {
-        guard let bssidValue = properties["BSSID"], let octets = bssidValue.bytes else {
-            throw PeerFailure("its BSSID is \(properties["BSSID"]?.signature ?? "missing"), not ay")
-        }
-        guard let bssid = BSSID(octets: octets) else {
-            throw PeerFailure("its BSSID has \(octets.count) bytes, not 6")
-        }
-        guard let ssid = properties["SSID"]?.bytes else {
-            throw PeerFailure("its SSID is \(properties["SSID"]?.signature ?? "missing"), not ay")
-        }
-        guard case .int16(let signal) = properties["Signal"] else {
-            throw PeerFailure("its Signal is \(properties["Signal"]?.signature ?? "missing"), not n")
-        }
-        var frequency: Int?
-        if let value = properties["Frequency"] {
-            guard case .uint16(let megahertz) = value else {
-                throw PeerFailure("its Frequency is \(value.signature), not q")
-            }
-            frequency = Int(megahertz)
-        }
-        var age: Duration?
-        if let value = properties["Age"] {
-            guard case .uint32(let seconds) = value else { throw PeerFailure("its Age is \(value.signature), not u") }
-            age = .seconds(Int64(seconds))
-        }
-        return AccessPoint(bssid: bssid, ssid: ssid, signal: Int(signal), frequency: frequency, age: age)
     }
 }

@@ -9,8 +9,8 @@ import WhereaboutsProviders
 /// rounds' numbers, reading the access points a list names, reporting on starting what it holds, and telling of
 /// availability changes.
 ///
-/// A back end says what it follows besides the owner (``follow(_:subscriptions:)``), what it does when the daemon
-/// leaves and comes (``onLeft``, ``onLoad``), how it begins a round (``beginRound``) and when it is available; the
+/// The back end (``WirelessBackend``) says what it follows besides the owner (``follow(_:for:)``), what it
+/// does when the daemon leaves and comes, how it reads a list and begins a round, and when it is available; the
 /// rounds themselves are its own.
 @BusActor
 final class WirelessDaemon {
@@ -26,15 +26,9 @@ final class WirelessDaemon {
     /// Counts loads of the daemon's devices or interfaces and its departures: what an older one began is dropped.
     var loadGeneration = 0
 
-    /// Called when the daemon leaves the bus, after ``loadGeneration`` moved on: the back end forgets its state.
-    var onLeft: (@BusActor () -> Void)?
-    /// Called when the daemon is on the bus, first or again: the back end loads its devices or interfaces.
-    var onLoad: (@BusActor () async -> Void)?
-    /// Begins a scan round, when the back end is started and can.
-    var beginRound: (@BusActor () -> Void)?
-    /// Whether the daemon runs and whether the back end can scan, as it reports them.
-    var availability: (@BusActor () -> (running: Bool, available: Bool))?
-    /// Called when ``availability`` changes.
+    /// The back end scanning through the daemon.
+    weak var backend: (any WirelessBackend)?
+    /// Called when the back end's ``WirelessBackend/isServiceRunning`` or ``WirelessBackend/isAvailable`` changes.
     var onAvailabilityChanged: (@BusActor () -> Void)?
 
     private var following: Task<Void, Never>?
@@ -57,21 +51,21 @@ final class WirelessDaemon {
         schedule = ScanSchedule(clock: clock, timers: timers)
         calls = PeerCalls(connection: connection, service: service, timeout: callTimeout)
         follower = NameOwnerFollower(name: busName, connection: connection, timeout: callTimeout)
-        schedule.fire = { [weak self] in self?.beginRound?() }
+        schedule.fire = { [weak self] in self?.backend?.beginRound() }
         follower.onChange = { [weak self] previous in self?.ownerChanged(from: previous) }
     }
 
     /// The unique name of the daemon's connection; nil while it is not on the bus.
     var owner: String? { follower.owner }
 
-    /// Starts following the daemon (asynchronously: this returns at once): `subscribe` subscribes to its signals
-    /// first, then its owner is followed, then ``onLoad`` loads what it has.
-    func follow(
-        _ connection: Connection, subscribe: @escaping @BusActor (Connection) async throws(DBusError) -> Void
-    ) {
+    /// Starts following the daemon for `backend` (asynchronously: this returns at once): the back end's signals
+    /// first (``WirelessBackend/subscribe(on:)``), then the daemon's owner, then the back end loads what the daemon
+    /// has.
+    func follow(_ connection: Connection, for backend: any WirelessBackend) {
+        self.backend = backend
         following = BusActor.task { [self] in
             do throws(DBusError) {
-                try await subscribe(connection)
+                try await backend.subscribe(on: connection)
                 try await follower.start()
             } catch {
                 logger.warning("cannot follow \(service) on the bus: \(error)")
@@ -80,7 +74,7 @@ final class WirelessDaemon {
             if follower.owner == nil {
                 logger.info("\(service) is not on the bus")
             } else {
-                await onLoad?()
+                await backend.loadFromDaemon()
             }
             notifyIfChanged()
         }
@@ -95,11 +89,11 @@ final class WirelessDaemon {
         if previous != nil {
             logger.info("\(service) left the bus")
             loadGeneration += 1
-            onLeft?()
+            backend?.daemonLeft()
         }
         if follower.owner != nil {
             logger.info("\(service) is on the bus")
-            BusActor.task { [self] in await onLoad?() }
+            BusActor.task { [self] in await backend?.loadFromDaemon() }
         }
         notifyIfChanged()
     }
@@ -110,9 +104,11 @@ final class WirelessDaemon {
         return sender == owner
     }
 
-    /// Calls ``onAvailabilityChanged`` when ``availability`` differs from what it last told.
+    /// Calls ``onAvailabilityChanged`` when the back end's availability differs from what it last told.
     func notifyIfChanged() {
-        guard let now = availability?(), now != reported else { return }
+        guard let backend else { return }
+        let now = (running: backend.isServiceRunning, available: backend.isAvailable)
+        guard now != reported else { return }
         reported = now
         onAvailabilityChanged?()
     }
@@ -124,38 +120,31 @@ final class WirelessDaemon {
     }
 
     /// Starts the schedule, or only changes its interval when started already; on starting, reports what the
-    /// daemon holds and then begins the first round (``reportRecentThenScan(_:read:report:)``).
-    func start(
-        interval: Duration, lists: [ObjectPath],
-        read: @escaping @BusActor (ObjectPath, String) async -> [AccessPoint]?,
-        report: @escaping @BusActor ([AccessPoint]) -> Void
-    ) {
+    /// daemon holds on `lists` and then begins the first round (``reportRecentThenScan(_:)``).
+    func start(interval: Duration, lists: [ObjectPath]) {
         guard schedule.start(interval: interval) else { return }
-        reportRecentThenScan(lists, read: read, report: report)
+        reportRecentThenScan(lists)
     }
 
-    /// Reports the access points `read` finds on `lists` that were seen in the last ``recentAge``, then begins the
-    /// first round: the lists are read before any scan of ours is asked for, so that the report is what was held,
-    /// never half of our own scan.
-    private func reportRecentThenScan(
-        _ lists: [ObjectPath], read: @escaping @BusActor (ObjectPath, String) async -> [AccessPoint]?,
-        report: @escaping @BusActor ([AccessPoint]) -> Void
-    ) {
+    /// Reports the access points the back end reads on `lists` that were seen in the last ``recentAge``, then
+    /// begins the first round: the lists are read before any scan of ours is asked for, so that the report is what
+    /// was held, never half of our own scan.
+    private func reportRecentThenScan(_ lists: [ObjectPath]) {
         guard let owner = follower.owner, !lists.isEmpty else {
-            beginRound?()
+            backend?.beginRound()
             return
         }
         let generation = loadGeneration
         BusActor.task { [self] in
             var union = AccessPointUnion()
             for path in lists {
-                let points = await read(path, owner) ?? []
+                let points = await backend?.accessPoints(of: path, owner: owner) ?? []
                 union.add(points.filter { ($0.age ?? Self.recentAge) < Self.recentAge })
             }
             // Nothing more once stopped, or for a daemon that has left meanwhile (its return begins a round).
             guard schedule.isStarted, generation == loadGeneration else { return }
-            if !union.accessPoints.isEmpty { report(union.accessPoints) }
-            beginRound?()
+            if !union.accessPoints.isEmpty { backend?.onScan?(union.accessPoints) }
+            backend?.beginRound()
         }
     }
 
