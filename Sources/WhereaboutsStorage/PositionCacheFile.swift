@@ -1,45 +1,12 @@
 import WhereaboutsCore
 
-/// The Wi-Fi position cache and the places learned on the machine (``PositionCache``), kept in a ``DurableFile``
-/// named `positions` next to the grants, readable by the service's user only. Nothing in it leaves the machine.
-///
-/// A file that cannot be read or parsed is moved aside and the cache starts empty: that costs lookups, never a
-/// wrong position.
-public struct PositionCacheFile: Sendable {
-    /// The largest file read: the cache's capacity at its longest lines, with room.
-    public static let sizeLimit = 8 << 20
+/// The Wi-Fi position cache and the places learned on the machine (``PositionCache``), kept in a ``CacheFile``
+/// named `positions`.
+public typealias PositionCacheFile = CacheFile<PositionCache>
 
-    public let file: DurableFile
-    private let writer: BackgroundWriter<PositionCache>
-
-    /// The file that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
-    /// writer's thread.
-    public init(besideGrantsAt grantsPath: String, saveFailed: @escaping @Sendable (String) -> Void) {
-        let file = DurableFile(named: "positions", besideFileAt: grantsPath)
-        self.file = file
-        writer = BackgroundWriter(
-            write: { cache in try file.write(cache.serialized()) },
-            finished: { _, failure in
-                if let failure { saveFailed(failure) }
-            })
-    }
-
-    /// The saved cache, without the entries past their age; `log` receives a line when the file was corrupt or
-    /// unreadable.
-    public func load(now: WallTime, log: (String) -> Void) -> PositionCache {
-        file.load(
-            limit: Self.sizeLimit, now: now, label: "position cache", fallback: "starting with an empty cache",
-            missing: PositionCache(), unusable: PositionCache(), log: log
-        ) { text in
-            Result { () throws(PositionCacheFormatError) in try PositionCache.parse(text, now: now) }
-                .mapError { DurableFile.LoadProblem("\(file.path): \($0)") }
-        }
-    }
-
-    /// Waits until the caches handed over are written, for a process about to end (``BackgroundWriter/flush(timeout:)``).
-    public func flush() { writer.flush() }
-
-    /// Hands `cache` to the writer thread, which serialises it and saves it durably; returns at once. Caches handed
-    /// over while one is being written are coalesced into the next write.
-    public func save(_ cache: PositionCache) { writer.submit(cache) }
+extension PositionCache: StoredCache {
+    /// `positions`.
+    public static let fileName = "positions"
+    /// The cache's capacity at its longest lines, with room.
+    public static let fileSizeLimit = 8 << 20
 }

@@ -11,11 +11,13 @@
 /// ``ServingCell/init(radio:mobileCountryCode:mobileNetworkCode:areaCode:cellID:)`` must accept. Cells are written
 /// in ``CellAnswerCache/key(_:)`` order; read in any. Numbers are written so they read back exactly. The text ends
 /// with a line break.
-extension CellAnswerCache {
+extension CellAnswerCache: CacheTextEntries {
     /// The first line's words before the version.
     public static let formatName = "whereabouts-cell-cache"
     /// The version written and read.
     public static let formatVersion = 1
+    /// What a file of the cache is (``CellAnswerCacheEntryProblem/fileKind``).
+    public static var fileKind: String { CellAnswerCacheEntryProblem.fileKind }
 
     /// The cache as text (see the format above).
     public func serialized() -> String {
@@ -37,16 +39,12 @@ extension CellAnswerCache {
     public static func parse(
         _ text: String, now: WallTime, capacity: Int = CellAnswerCache.defaultCapacity
     ) throws(CellAnswerCacheFormatError) -> CellAnswerCache {
-        var cache = CellAnswerCache(capacity: capacity)
-        try textFormat.readEntries(of: text) { line throws(CellAnswerCacheFormatError) in
-            cache.append(try entry(line), now: now)
-        }
-        return cache
+        try read(text, now: now, capacity: capacity)
     }
 
     /// The header and the fields this format shares with the other caches': time, position and accuracy, then the
     /// cells.
-    private static let textFormat = CacheTextFormat<CellAnswerCacheEntryProblem>(
+    static let textFormat = CacheTextFormat<CellAnswerCacheEntryProblem>(
         name: formatName, version: formatVersion, minimumFieldCount: 4)
 
     /// `RADIO:MCC:MNC:AREA:CELLID`, the numbers in decimal.
@@ -54,7 +52,7 @@ extension CellAnswerCache {
         "\(cell.radio.ichnaeaName):\(cell.mobileCountryCode):\(cell.mobileNetworkCode):\(cell.areaCode):\(cell.cellID)"
     }
 
-    private static func entry(_ line: CacheEntryLine<CellAnswerCacheEntryProblem>) throws(CellAnswerCacheFormatError)
+    static func entry(_ line: CacheEntryLine<CellAnswerCacheEntryProblem>) throws(CellAnswerCacheFormatError)
         -> Entry
     {
         let common = try line.commonFields(from: 0, isValidAccuracy: isValidAccuracy)

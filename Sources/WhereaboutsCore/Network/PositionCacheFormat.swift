@@ -10,11 +10,13 @@
 /// learnt place), then 2 to ``PositionCache/maximumAccessPointsPerEntry`` access points, each a lower-case BSSID,
 /// `=` and the signal in dBm (−100…−10). Numbers are written so they read back exactly. The text ends with a line
 /// break.
-extension PositionCache {
+extension PositionCache: CacheTextEntries {
     /// The first line's words before the version.
     public static let formatName = "whereabouts-position-cache"
     /// The version written and read.
     public static let formatVersion = 1
+    /// What a file of the cache is (``PositionCacheEntryProblem/fileKind``).
+    public static var fileKind: String { PositionCacheEntryProblem.fileKind }
 
     /// The cache as text (see the format above).
     public func serialized() -> String {
@@ -37,19 +39,15 @@ extension PositionCache {
     public static func parse(
         _ text: String, now: WallTime, capacity: Int = PositionCache.defaultCapacity
     ) throws(PositionCacheFormatError) -> PositionCache {
-        var cache = PositionCache(capacity: capacity)
-        try textFormat.readEntries(of: text) { line throws(PositionCacheFormatError) in
-            cache.append(try entry(line), now: now)
-        }
-        return cache
+        try read(text, now: now, capacity: capacity)
     }
 
     /// The header and the fields this format shares with the other caches': origin, then time, position and
     /// accuracy, then the access points.
-    private static let textFormat = CacheTextFormat<PositionCacheEntryProblem>(
+    static let textFormat = CacheTextFormat<PositionCacheEntryProblem>(
         name: formatName, version: formatVersion, minimumFieldCount: 5)
 
-    private static func entry(_ line: CacheEntryLine<PositionCacheEntryProblem>) throws(PositionCacheFormatError)
+    static func entry(_ line: CacheEntryLine<PositionCacheEntryProblem>) throws(PositionCacheFormatError)
         -> Entry
     {
         let fields = line.fields
