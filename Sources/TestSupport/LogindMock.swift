@@ -14,8 +14,6 @@ import TestBasics
 /// The bus must let root own `org.freedesktop.login1` and everyone call it: create it with
 /// `PrivateBus(extraPolicy: LogindMock.busPolicy)`.
 public final class LogindMock: @unchecked Sendable {
-    /// Debian's Python, which has the `python3-dbusmock` package (another `python3` on PATH may not).
-    public static let python = URL(fileURLWithPath: "/usr/bin/python3")
     public static let busName = "org.freedesktop.login1"
     public static let managerPath = "/org/freedesktop/login1"
     static let mockInterface = "org.freedesktop.DBus.Mock"
@@ -31,26 +29,17 @@ public final class LogindMock: @unchecked Sendable {
         """
 
     /// The bus the mock is on.
-    public let bus: PrivateBus
+    public var bus: PrivateBus { standIn.bus }
     /// The mock's process.
-    public let process: ChildProcess
+    public var process: ChildProcess { standIn.process }
+    private let standIn: BusStandIn
 
     /// Starts the mock and returns once it owns `org.freedesktop.login1`.
     public init(bus: PrivateBus) throws {
-        self.bus = bus
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else {
-            throw TestEnvironmentError("\(Self.python.path) is not installed; install python3-dbusmock")
-        }
-        let process = try ChildProcess(
-            Self.python, ["-m", "dbusmock", "--template", "logind"], environment: bus.environment,
-            logFile: bus.directory.appendingPathComponent("logind-mock.log"))
-        self.process = process
-        try Wait.until("the logind mock to own \(Self.busName)", timeout: 20) {
-            guard process.isRunning else {
-                throw TestEnvironmentError("the logind mock exited (is python3-dbusmock installed?):\n\(process.log)")
-            }
-            return try self.busctl(["status", Self.busName]).status == 0
-        }
+        try BusStandIn.checkDbusmock(in: bus.directory)
+        standIn = try BusStandIn(
+            bus: bus, busName: Self.busName, label: "the logind mock",
+            arguments: ["-m", "dbusmock", "--template", "logind"], logName: "logind-mock")
         let getUser = """
             path = '\(Self.managerPath)/user/%d' % args[0]
             if path not in objects:
@@ -63,7 +52,7 @@ public final class LogindMock: @unchecked Sendable {
     /// Adds session `id` of `uid` (named `user`) on seat0, active or not, and returns its object path.
     @discardableResult
     public func addSession(_ id: String, uid: UInt32, user: String, active: Bool) throws -> String {
-        try call(
+        try standIn.call(
             Self.managerPath, Self.mockInterface, "AddSession",
             ["ssusb", id, "seat0", String(uid), user, String(active)])
         return "\(Self.managerPath)/session/\(id)"
@@ -84,34 +73,21 @@ public final class LogindMock: @unchecked Sendable {
 
     /// Adds (or replaces) a method of `org.freedesktop.login1.Manager` running the Python `code`.
     public func addMethod(_ name: String, inSignature: String, outSignature: String, code: String) throws {
-        try call(
+        try standIn.call(
             Self.managerPath, Self.mockInterface, "AddMethod",
             ["sssss", "org.freedesktop.login1.Manager", name, inSignature, outSignature, code])
     }
 
     /// Sets session `id`'s `Active`, emitting `PropertiesChanged`.
     public func setActive(_ id: String, _ active: Bool) throws {
-        try call(
+        try standIn.call(
             "\(Self.managerPath)/session/\(id)", Self.mockInterface, "UpdateProperties",
             ["sa{sv}", "org.freedesktop.login1.Session", "1", "Active", "b", String(active)])
     }
 
     /// Stops the mock.
     public func stop() {
-        process.stop(grace: 2)
-    }
-
-    private func call(_ path: String, _ interface: String, _ member: String, _ arguments: [String]) throws {
-        let result = try busctl(["call", Self.busName, path, interface, member] + arguments)
-        guard result.status == 0 else {
-            throw TestEnvironmentError("\(member) on the logind mock failed: \(result.output)\n\(process.log)")
-        }
-    }
-
-    private func busctl(_ arguments: [String]) throws -> CommandResult {
-        try Unprivileged.run(
-            [try Executables.find("busctl").path, "--address=\(bus.address)"] + arguments, asUser: nil,
-            environment: bus.environment, in: bus.directory, timeout: 20)
+        standIn.stop()
     }
 
     deinit { stop() }

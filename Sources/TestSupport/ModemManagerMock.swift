@@ -141,35 +141,28 @@ public final class ModemManagerMock: @unchecked Sendable {
     }
 
     /// The bus the stand-in is on.
-    public let bus: PrivateBus
+    public var bus: PrivateBus { standIn.bus }
     /// The stand-in's process.
-    public let process: ChildProcess
+    public var process: ChildProcess { standIn.process }
+    private let standIn: BusStandIn
 
     /// Starts the stand-in and returns once it owns `org.freedesktop.ModemManager1`; polkit authorises only root
     /// until ``authorise(_:users:)`` says otherwise.
     public init(bus: PrivateBus) throws {
-        self.bus = bus
         try Self.checkPython(in: bus.directory)
-        let process = try ChildProcess(
-            WPASupplicantMock.python, [Self.script.path], environment: bus.environment,
-            logFile: bus.directory.appendingPathComponent("modemmanager-mock-\(UUID().uuidString).log"))
-        self.process = process
-        try Wait.until("the ModemManager stand-in to own \(Self.busName)", timeout: 20) {
-            guard process.isRunning else {
-                throw TestEnvironmentError("the ModemManager stand-in exited:\n\(process.log)")
-            }
-            return try WPASupplicantMock.busctl(bus, ["status", Self.busName]).status == 0
-        }
+        standIn = try BusStandIn(
+            bus: bus, busName: Self.busName, label: "the ModemManager stand-in", arguments: [Self.script.path],
+            logName: "modemmanager-mock")
     }
 
     /// Fails with a clear message unless Debian's Python has GLib's bindings.
     static func checkPython(in directory: URL) throws {
         let check = try Unprivileged.run(
-            [WPASupplicantMock.python.path, "-c", "from gi.repository import Gio, GLib"], asUser: nil,
+            [BusStandIn.python.path, "-c", "from gi.repository import Gio, GLib"], asUser: nil,
             environment: ProcessInfo.processInfo.environment, in: directory, timeout: 30)
         guard check.status == 0 else {
             throw TestEnvironmentError(
-                "\(WPASupplicantMock.python.path) lacks GLib's bindings; install python3-gi:\n\(check.output)")
+                "\(BusStandIn.python.path) lacks GLib's bindings; install python3-gi:\n\(check.output)")
         }
     }
 
@@ -243,7 +236,7 @@ public final class ModemManagerMock: @unchecked Sendable {
     /// Calls `Setup(sources, signalLocation)` on the modem at `path` as root, as another program on the machine
     /// would; the call is recorded among ``setupCalls(_:)``.
     public func setUp(_ path: String, sources: LocationSources, signalLocation: Bool) throws {
-        let result = try WPASupplicantMock.busctl(
+        let result = try BusStandIn.busctl(
             bus,
             [
                 "call", "--", Self.busName, path, Self.locationInterface, "Setup", "ub", String(sources.rawValue),
@@ -265,7 +258,7 @@ public final class ModemManagerMock: @unchecked Sendable {
 
     /// busctl's answer for the Location interface's property `name` of the modem at `path`.
     private func locationProperty(_ path: String, _ name: String) throws -> String {
-        let result = try WPASupplicantMock.busctl(
+        let result = try BusStandIn.busctl(
             bus, ["get-property", "--", Self.busName, path, Self.locationInterface, name])
         guard result.status == 0 else { throw TestEnvironmentError("\(name) of \(path): \(result.output)") }
         return result.output
@@ -295,7 +288,7 @@ public final class ModemManagerMock: @unchecked Sendable {
 
     /// Stops the stand-in: ModemManager leaves the bus.
     public func stop() {
-        process.stop(grace: 2)
+        standIn.stop()
     }
 
     /// The structures of an array answer, `type` then a count, each with `fields` words.
@@ -308,14 +301,9 @@ public final class ModemManagerMock: @unchecked Sendable {
     }
 
     /// Calls a control method and returns busctl's answer.
+    @discardableResult
     private func control(_ member: String, _ arguments: [String]) throws -> String {
-        let result = try WPASupplicantMock.busctl(
-            bus, ["call", "--", Self.busName, Self.controlPath, Self.controlInterface, member] + arguments)
-        guard result.status == 0 else {
-            throw TestEnvironmentError(
-                "\(member) on the ModemManager stand-in failed: \(result.output)\n\(process.log)")
-        }
-        return result.output
+        try standIn.call(Self.controlPath, Self.controlInterface, member, arguments)
     }
 
     deinit { stop() }

@@ -34,24 +34,17 @@ public final class NetworkManagerMock: @unchecked Sendable {
         """
 
     /// The bus the mock is on.
-    public let bus: PrivateBus
+    public var bus: PrivateBus { standIn.bus }
     /// The mock's process.
-    public let process: ChildProcess
+    public var process: ChildProcess { standIn.process }
+    private let standIn: BusStandIn
 
     /// Starts the mock and returns once it owns `org.freedesktop.NetworkManager`.
     public init(bus: PrivateBus) throws {
-        self.bus = bus
-        try WPASupplicantMock.checkDbusmock(in: bus.directory)
-        let process = try ChildProcess(
-            WPASupplicantMock.python, ["-m", "dbusmock", "--template", "networkmanager"], environment: bus.environment,
-            logFile: bus.directory.appendingPathComponent("networkmanager-mock-\(UUID().uuidString).log"))
-        self.process = process
-        try Wait.until("the NetworkManager mock to own \(Self.busName)", timeout: 20) {
-            guard process.isRunning else {
-                throw TestEnvironmentError("the NetworkManager mock exited:\n\(process.log)")
-            }
-            return try WPASupplicantMock.busctl(bus, ["status", Self.busName]).status == 0
-        }
+        try BusStandIn.checkDbusmock(in: bus.directory)
+        standIn = try BusStandIn(
+            bus: bus, busName: Self.busName, label: "the NetworkManager mock",
+            arguments: ["-m", "dbusmock", "--template", "networkmanager"], logName: "networkmanager-mock")
     }
 
     /// Adds a Wi-Fi device `name` (object path `/org/freedesktop/NetworkManager/Devices/NAME`) for interface
@@ -111,24 +104,16 @@ public final class NetworkManagerMock: @unchecked Sendable {
 
     /// Stops the mock: NetworkManager leaves the bus.
     public func stop() {
-        process.stop(grace: 2)
+        standIn.stop()
     }
 
     private func objectPath(_ output: String) throws -> String {
-        let words = output.split(whereSeparator: \.isWhitespace)
-        guard words.count == 2, words[0] == "s" || words[0] == "o" else {
-            throw TestEnvironmentError("expected an object path, got \(output)")
-        }
-        return String(words[1].dropFirst().dropLast())
+        try BusStandIn.objectPath(output, types: ["s", "o"])
     }
 
+    /// Calls a control method of the mock and returns busctl's answer.
     private func call(_ path: String, _ member: String, _ arguments: [String]) throws -> String {
-        let result = try WPASupplicantMock.busctl(
-            bus, ["call", "--", Self.busName, path, Self.mockInterface, member] + arguments)
-        guard result.status == 0 else {
-            throw TestEnvironmentError("\(member) on the NetworkManager mock failed: \(result.output)\n\(process.log)")
-        }
-        return result.output
+        try standIn.call(path, Self.mockInterface, member, arguments)
     }
 
     deinit { stop() }

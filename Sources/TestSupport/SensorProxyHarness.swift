@@ -75,7 +75,7 @@ public final class SensorProxyHarness: @unchecked Sendable {
         self.process = process
         try Wait.until("iio-sensor-proxy to own \(Self.busName)", timeout: 20) {
             guard process.isRunning else { throw TestEnvironmentError("iio-sensor-proxy exited:\n\(process.log)") }
-            return try WPASupplicantMock.busctl(bus, ["status", Self.busName]).status == 0
+            return try BusStandIn.busctl(bus, ["status", Self.busName]).status == 0
         }
     }
 
@@ -102,7 +102,7 @@ public final class SensorProxyHarness: @unchecked Sendable {
     /// Runs ``compassClient`` as `user` until it has seen `count` headings, and returns its output.
     public func claimCompass(asUser user: String = "geoclue", headings count: Int) throws -> CommandResult {
         try Unprivileged.run(
-            [WPASupplicantMock.python.path, Self.compassClient.path, bus.address, String(count)], asUser: user,
+            [BusStandIn.python.path, Self.compassClient.path, bus.address, String(count)], asUser: user,
             environment: bus.environment, in: bus.directory, timeout: 30)
     }
 

@@ -15,8 +15,8 @@ import TestBasics
 /// The bus must let root own `fi.w1.wpa_supplicant1` and everyone call it: create it with
 /// `PrivateBus(extraPolicy: WPASupplicantMock.busPolicy)`.
 public final class WPASupplicantMock: @unchecked Sendable {
-    /// Debian's Python, which has the `python3-dbusmock` package (another `python3` on PATH may not).
-    public static let python = URL(fileURLWithPath: "/usr/bin/python3")
+    /// Debian's Python (``BusStandIn/python``).
+    public static let python = BusStandIn.python
     public static let busName = "fi.w1.wpa_supplicant1"
     public static let rootPath = "/fi/w1/wpa_supplicant1"
     /// The python-dbusmock template.
@@ -81,72 +81,50 @@ public final class WPASupplicantMock: @unchecked Sendable {
     }
 
     /// The bus the mock is on.
-    public let bus: PrivateBus
+    public var bus: PrivateBus { standIn.bus }
     /// The mock's process.
-    public let process: ChildProcess
+    public var process: ChildProcess { standIn.process }
+    private let standIn: BusStandIn
 
     /// Starts the mock with wireless interfaces named `interfaces`, whose scans take `scanDelay` milliseconds,
     /// and returns once it owns `fi.w1.wpa_supplicant1`.
     public init(bus: PrivateBus, interfaces: [String] = ["wlan0"], scanDelay: Int = 100) throws {
-        self.bus = bus
-        try Self.checkDbusmock(in: bus.directory)
+        try BusStandIn.checkDbusmock(in: bus.directory)
         let names = interfaces.map { "\"\($0)\"" }.joined(separator: ", ")
         let parameters = "{\"Interfaces\": [\(names)], \"ScanDelay\": \(scanDelay)}"
-        let process = try ChildProcess(
-            Self.python, ["-m", "dbusmock", "--template", Self.template.path, "-p", parameters],
-            environment: bus.environment,
-            logFile: bus.directory.appendingPathComponent("wpa_supplicant-mock-\(UUID().uuidString).log"))
-        self.process = process
-        try Wait.until("the wpa_supplicant mock to own \(Self.busName)", timeout: 20) {
-            guard process.isRunning else {
-                throw TestEnvironmentError("the wpa_supplicant mock exited:\n\(process.log)")
-            }
-            return try Self.busctl(bus, ["status", Self.busName]).status == 0
-        }
-    }
-
-    /// Fails with a clear message unless Debian's Python has python-dbusmock and GLib's bindings.
-    static func checkDbusmock(in directory: URL) throws {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else {
-            throw TestEnvironmentError("\(python.path) is not installed; install python3-dbusmock")
-        }
-        let check = try Unprivileged.run(
-            [python.path, "-c", "import dbus, dbusmock; from gi.repository import GLib"], asUser: nil,
-            environment: ProcessInfo.processInfo.environment, in: directory, timeout: 30)
-        guard check.status == 0 else {
-            throw TestEnvironmentError(
-                "python-dbusmock is missing from \(python.path); install python3-dbusmock "
-                    + "(apt-get install python3-dbusmock):\n\(check.output)")
-        }
+        standIn = try BusStandIn(
+            bus: bus, busName: Self.busName, label: "the wpa_supplicant mock",
+            arguments: ["-m", "dbusmock", "--template", Self.template.path, "-p", parameters],
+            logName: "wpa_supplicant-mock")
     }
 
     /// The object path of the interface named `ifname`, from wpa_supplicant's own `GetInterface`.
     public func path(of ifname: String) throws -> String {
-        try objectPath(try call(Self.rootPath, Self.rootInterface, "GetInterface", ["s", ifname]))
+        try BusStandIn.objectPath(try standIn.call(Self.rootPath, Self.rootInterface, "GetInterface", ["s", ifname]))
     }
 
     /// Adds a wireless interface (`InterfaceAdded`) and returns its object path.
     @discardableResult
     public func addInterface(_ ifname: String) throws -> String {
-        try objectPath(try call(Self.rootPath, Self.mockInterface, "AddInterface", ["s", ifname]))
+        try BusStandIn.objectPath(try standIn.call(Self.rootPath, Self.mockInterface, "AddInterface", ["s", ifname]))
     }
 
     /// Removes a wireless interface (`InterfaceRemoved`).
     public func removeInterface(_ ifname: String) throws {
-        _ = try call(Self.rootPath, Self.mockInterface, "RemoveInterfaceByName", ["s", ifname])
+        try standIn.call(Self.rootPath, Self.mockInterface, "RemoveInterfaceByName", ["s", ifname])
     }
 
     /// Sets what scans on `ifname` find from now on.
     public func setScanResults(_ ifname: String, _ bsses: [BSS]) throws {
         let entries = bsses.flatMap(\.busctlArguments)
-        _ = try call(
+        try standIn.call(
             Self.rootPath, Self.mockInterface, "SetScanResults",
             ["oaa{sv}", try path(of: ifname), String(bsses.count)] + entries)
     }
 
     /// How many `Scan` calls `ifname` received, refused ones included.
     public func scanCount(_ ifname: String) throws -> Int {
-        let output = try call(Self.rootPath, Self.mockInterface, "GetScanCount", ["o", try path(of: ifname)])
+        let output = try standIn.call(Self.rootPath, Self.mockInterface, "GetScanCount", ["o", try path(of: ifname)])
         let words = output.split(whereSeparator: \.isWhitespace)
         guard words.count == 2, words[0] == "u", let count = Int(words[1]) else {
             throw TestEnvironmentError("GetScanCount answered \(output)")
@@ -156,18 +134,18 @@ public final class WPASupplicantMock: @unchecked Sendable {
 
     /// Holds `ifname` in a scan of its own that never ends, so that `Scan` is refused, or lets it go.
     public func setBusy(_ ifname: String, _ busy: Bool) throws {
-        _ = try call(Self.rootPath, Self.mockInterface, "SetBusy", ["ob", try path(of: ifname), String(busy)])
+        try standIn.call(Self.rootPath, Self.mockInterface, "SetBusy", ["ob", try path(of: ifname), String(busy)])
     }
 
     /// Makes the scans on `ifname` take `milliseconds`.
     public func setScanDelay(_ ifname: String, milliseconds: Int) throws {
-        _ = try call(
+        try standIn.call(
             Self.rootPath, Self.mockInterface, "SetScanDelay", ["ou", try path(of: ifname), String(milliseconds)])
     }
 
     /// Asks `ifname` for a scan as another client would (`Scan({"Type": <"active">})`).
     public func scan(_ ifname: String) throws {
-        _ = try call(
+        try standIn.call(
             try path(of: ifname), "fi.w1.wpa_supplicant1.Interface", "Scan", ["a{sv}", "1", "Type", "s", "active"])
     }
 
@@ -184,32 +162,12 @@ public final class WPASupplicantMock: @unchecked Sendable {
 
     /// Stops the mock: wpa_supplicant leaves the bus.
     public func stop() {
-        process.stop(grace: 2)
+        standIn.stop()
     }
 
-    private func objectPath(_ output: String) throws -> String {
-        let words = output.split(whereSeparator: \.isWhitespace)
-        guard words.count == 2, words[0] == "o" else {
-            throw TestEnvironmentError("expected an object path, got \(output)")
-        }
-        return String(words[1].dropFirst().dropLast())
-    }
-
-    /// Calls a method of the mock and returns busctl's answer.
-    private func call(_ path: String, _ interface: String, _ member: String, _ arguments: [String]) throws -> String {
-        // `--` ends busctl's options, so that negative numbers are taken as values.
-        let result = try Self.busctl(bus, ["call", "--", Self.busName, path, interface, member] + arguments)
-        guard result.status == 0 else {
-            throw TestEnvironmentError("\(member) on the wpa_supplicant mock failed: \(result.output)\n\(process.log)")
-        }
-        return result.output
-    }
-
-    /// Runs `busctl --address=BUS ARGUMENTS`.
+    /// Runs `busctl --address=BUS ARGUMENTS` (``BusStandIn/busctl(_:_:)``).
     public static func busctl(_ bus: PrivateBus, _ arguments: [String]) throws -> CommandResult {
-        try Unprivileged.run(
-            [try Executables.find("busctl").path, "--address=\(bus.address)"] + arguments, asUser: nil,
-            environment: bus.environment, in: bus.directory, timeout: 20)
+        try BusStandIn.busctl(bus, arguments)
     }
 
     deinit { stop() }
