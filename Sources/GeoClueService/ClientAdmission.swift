@@ -69,6 +69,26 @@ extension ClientObject {
         return app
     }
 
+    /// Answers `call` later with what `body` returns for the caller's Unix user and the app the client is served as
+    /// (``servedApp(claiming:)``, claiming the `DesktopId` set when the call began), looked up in that order; what
+    /// the lookups or `body` throw fails the call. Needs a `DesktopId` or a sandbox that names the app.
+    func answerForApp(
+        _ call: MethodCall,
+        _ body: @escaping @BusActor (_ uid: UInt32, _ app: ClientApp) async throws(DBusError) -> [DBusValue]
+    ) throws(DBusError) -> Reply {
+        try requireAppNamed()
+        let claimed = desktopId
+        BusActor.task { [self] in
+            do throws(DBusError) {
+                let uid = try await service.uid(of: owner)
+                call.reply(try await body(uid, try await servedApp(claiming: claimed)))
+            } catch {
+                call.fail(error)
+            }
+        }
+        return .later
+    }
+
     /// Step 7: fails with `io.github.whereabouts1.Error.ServicesDisabled` while location services are switched off.
     private func requireServices() throws(DBusError) {
         guard service.servicesEnabled else {

@@ -7,18 +7,10 @@ import WhereaboutsCore
 extension ClientObject {
     /// `CheckAuthorisation() → s status`: recomputes `AuthorisationStatus` without asking anyone.
     func checkAuthorisation(_ call: MethodCall) throws(DBusError) -> Reply {
-        try requireAppNamed()
-        let claimed = desktopId
-        BusActor.task { [self] in
-            do throws(DBusError) {
-                let uid = try await service.uid(of: owner)
-                try await recomputeAuthorisation(try await servedApp(claiming: claimed), uid: uid)
-                call.reply([.string(authorisation.status.rawValue)])
-            } catch {
-                call.fail(error)
-            }
+        try answerForApp(call) { [self] uid, app throws(DBusError) in
+            try await recomputeAuthorisation(app, uid: uid)
+            return [.string(authorisation.status.rawValue)]
         }
-        return .later
     }
 
     /// Recomputes `AuthorisationStatus` for `app` and `uid` without asking anyone: `restricted` when the
@@ -46,31 +38,22 @@ extension ClientObject {
             }
             approximate = flag
         }
-        try requireAppNamed()
-        let claimed = desktopId
-        BusActor.task { [self] in
-            do throws(DBusError) {
-                let uid = try await service.uid(of: owner)
-                let app = try await servedApp(claiming: claimed)
-                try await refreshAuthorisation(app, uid: uid)
-                let held = authorisation.status
-                let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
-                if !satisfied && held != .restricted {
-                    if let limit = service.grants.refusal(
-                        of: .granted(.whenInUse, approximate: true), uid: uid, app: app.id, verified: app.isVerified)
-                    {
-                        throw .limitsExceeded("cannot store a decision about '\(app.id)': \(limit)")
-                    }
-                    let result = await service.requestGrant(
-                        kind, approximate: approximate, busName: owner, uid: uid, app: app, level: permittedLevel)
-                    if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
-                    try await refreshAuthorisation(app, uid: uid)
+        return try answerForApp(call) { [self] uid, app throws(DBusError) in
+            try await refreshAuthorisation(app, uid: uid)
+            let held = authorisation.status
+            let satisfied = held == .authorisedAlways || (held == .authorisedWhenInUse && kind == .whenInUse)
+            if !satisfied && held != .restricted {
+                if let limit = service.grants.refusal(
+                    of: .granted(.whenInUse, approximate: true), uid: uid, app: app.id, verified: app.isVerified)
+                {
+                    throw .limitsExceeded("cannot store a decision about '\(app.id)': \(limit)")
                 }
-                call.reply([.string(authorisation.status.rawValue)])
-            } catch {
-                call.fail(error)
+                let result = await service.requestGrant(
+                    kind, approximate: approximate, busName: owner, uid: uid, app: app, level: permittedLevel)
+                if case .failure(let failure) = result { throw .failed("cannot ask: \(failure.message)") }
+                try await refreshAuthorisation(app, uid: uid)
             }
+            return [.string(authorisation.status.rawValue)]
         }
-        return .later
     }
 }

@@ -23,35 +23,25 @@ extension ClientObject {
         } catch {
             throw .invalidArgs("\(error.argument): \(error.description)")
         }
-        try requireAppNamed()
-        let claimed = desktopId
-        BusActor.task { [self] in
-            do throws(DBusError) {
-                let uid = try await service.uid(of: owner)
-                let app = try await servedApp(claiming: claimed)
-                guard service.servicesEnabled else {
-                    throw DBusError(
-                        name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
-                }
-                try await recomputeAuthorisation(app, uid: uid)
-                guard authorisation.status == .authorisedAlways else {
-                    throw DBusError(
-                        name: Whereabouts.Error.permissionDenied,
-                        message:
-                            "watching regions needs the app to be authorised always; it is \(authorisation.status.rawValue)"
-                    )
-                }
-                do throws(RegionLimitReached) {
-                    try service.regions.add(region, for: RegionOwner(user: uid, app: app))
-                } catch {
-                    throw DBusError(name: Whereabouts.Error.limitsExceeded, message: error.description)
-                }
-                call.reply([.double(region.radius)])
-            } catch {
-                call.fail(error)
+        return try answerForApp(call) { [self] uid, app throws(DBusError) in
+            guard service.servicesEnabled else {
+                throw DBusError(name: Whereabouts.Error.servicesDisabled, message: "location services are switched off")
             }
+            try await recomputeAuthorisation(app, uid: uid)
+            guard authorisation.status == .authorisedAlways else {
+                throw DBusError(
+                    name: Whereabouts.Error.permissionDenied,
+                    message:
+                        "watching regions needs the app to be authorised always; it is \(authorisation.status.rawValue)"
+                )
+            }
+            do throws(RegionLimitReached) {
+                try service.regions.add(region, for: RegionOwner(user: uid, app: app))
+            } catch {
+                throw DBusError(name: Whereabouts.Error.limitsExceeded, message: error.description)
+            }
+            return [.double(region.radius)]
         }
-        return .later
     }
 
     /// `RemoveRegion(s id)`: stops watching the app's region `id`; `InvalidArgs` when it has none of that id.
@@ -86,17 +76,9 @@ extension ClientObject {
         _ call: MethodCall,
         _ body: @escaping @BusActor (GeoClueService, RegionOwner) throws(DBusError) -> [DBusValue]
     ) throws(DBusError) -> Reply {
-        try requireAppNamed()
-        let claimed = desktopId
-        BusActor.task { [self] in
-            do throws(DBusError) {
-                let uid = try await service.uid(of: owner)
-                call.reply(try body(service, RegionOwner(user: uid, app: try await servedApp(claiming: claimed))))
-            } catch {
-                call.fail(error)
-            }
+        try answerForApp(call) { [self] uid, app throws(DBusError) in
+            try body(service, RegionOwner(user: uid, app: app))
         }
-        return .later
     }
 }
 
