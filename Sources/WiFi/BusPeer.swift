@@ -63,6 +63,24 @@ struct PeerCalls {
     }
 }
 
+extension [String: DBusValue] {
+    /// The property `name` as `read` takes it; fails, naming what it is, when it is missing or not a `signature`.
+    func required<T>(_ name: String, _ signature: String, _ read: (DBusValue) -> T?) throws(PeerFailure) -> T {
+        guard let value = try ifPresent(name, signature, read) else {
+            throw PeerFailure("its \(name) is missing, not \(signature)")
+        }
+        return value
+    }
+
+    /// The property `name` as `read` takes it, nil when it is missing; fails, naming its type, when it is not a
+    /// `signature`.
+    func ifPresent<T>(_ name: String, _ signature: String, _ read: (DBusValue) -> T?) throws(PeerFailure) -> T? {
+        guard let value = self[name] else { return nil }
+        guard let taken = read(value) else { throw PeerFailure("its \(name) is \(value.signature), not \(signature)") }
+        return taken
+    }
+}
+
 extension DBusValue {
     /// The payload of an `ay`.
     var bytes: [UInt8]? {

@@ -46,8 +46,10 @@ public final class NetworkManagerScanner: AccessPointScanner, WirelessBackend {
     static let wifiDeviceType: UInt32 = 2
     /// How long one call to NetworkManager may take.
     public static let callTimeout: Duration = .seconds(5)
-    static let maximumAccessPoints = 512
-    static let parallelReads = 16
+    /// A Wi-Fi device's `AccessPoints`, at most 512 of them read per scan.
+    static let accessPointList = AccessPointList(
+        property: "AccessPoints", interface: wirelessInterface, elementInterface: accessPointInterface,
+        element: "access point", elements: "access points", maximum: 512)
 
     /// `NetworkManager`.
     public let backend = "NetworkManager"
@@ -162,9 +164,7 @@ public final class NetworkManagerScanner: AccessPointScanner, WirelessBackend {
     }
 
     func loadFromDaemon() async {
-        guard let owner = daemon.owner else { return }
-        daemon.loadGeneration += 1
-        let generation = daemon.loadGeneration
+        guard let (owner, generation) = daemon.beginLoad() else { return }
         removedDuringLoad = []
         let reply: [DBusValue]
         do {
@@ -182,7 +182,7 @@ public final class NetworkManagerScanner: AccessPointScanner, WirelessBackend {
         }
         let current = paths.filter { !removed.contains($0) }
         for device in devices where !current.contains(device.path) { removeDevice(device.path) }
-        let found = await concurrently(current, atMost: Self.parallelReads) { [self] path in
+        let found = await concurrently(current, atMost: WirelessDaemon.parallelReads) { [self] path in
             await examine(path, owner: owner, generation: generation)
         }
         guard generation == daemon.loadGeneration else { return }

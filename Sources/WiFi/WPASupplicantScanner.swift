@@ -41,10 +41,10 @@ public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
     static let bssInterface = "fi.w1.wpa_supplicant1.BSS"
     /// How long one call to wpa_supplicant may take.
     public static let callTimeout: Duration = .seconds(5)
-    /// At most this many BSSs of one interface are read per scan (wpa_supplicant keeps 200 by default).
-    static let maximumBSSs = 512
-    /// At most this many `GetAll` calls wait for their replies at once.
-    static let parallelReads = 16
+    /// An interface's `BSSs`, at most 512 of them read per scan (wpa_supplicant keeps 200 by default).
+    static let bssList = AccessPointList(
+        property: "BSSs", interface: interfaceInterface, elementInterface: bssInterface, element: "BSS",
+        elements: "BSSs", maximum: 512)
 
     /// `wpa_supplicant`.
     public let backend = "wpa_supplicant"
@@ -98,6 +98,11 @@ public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
         daemon.follow(connection, for: self)
     }
 
+    /// Returns once the first look at the bus is done: whether wpa_supplicant runs, and its interfaces.
+    public func ready() async {
+        await daemon.ready()
+    }
+
     /// Subscribes to the signals followed besides the daemon's owner.
     func subscribe(on connection: Connection) async throws(DBusError) {
         _ = try await connection.subscribe(
@@ -106,11 +111,6 @@ public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
         _ = try await connection.subscribe(
             SignalMatch(sender: Self.busName, interface: Self.interfaceInterface, member: "ScanDone")
         ) { [weak self] message in self?.scanDone(message) }
-    }
-
-    /// Returns once the first look at the bus is done: whether wpa_supplicant runs, and its interfaces.
-    public func ready() async {
-        await daemon.ready()
     }
 
     /// Scans now (unless a round is running), then every `interval`, until ``stop()``. When started already it
@@ -146,9 +146,7 @@ public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
 
     /// Reads `Interfaces` and reconciles it with what the signals said meanwhile.
     func loadFromDaemon() async {
-        guard let owner = daemon.owner else { return }
-        daemon.loadGeneration += 1
-        let generation = daemon.loadGeneration
+        guard let (owner, generation) = daemon.beginLoad() else { return }
         changesDuringLoad = ([], [])
         let value: DBusValue
         do {
@@ -171,7 +169,7 @@ public final class WPASupplicantScanner: AccessPointScanner, WirelessBackend {
         // Whichever finishes first while the path is still wanted adds it.
         let new = current.filter { !known.contains($0) && !p2pDevices.contains($0) }
         examining.formUnion(new)
-        let names = await concurrently(new, atMost: Self.parallelReads) { [self] path in
+        let names = await concurrently(new, atMost: WirelessDaemon.parallelReads) { [self] path in
             (path, await ifname(of: path, owner: owner))
         }
         guard generation == daemon.loadGeneration else { return }

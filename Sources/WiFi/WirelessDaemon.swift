@@ -37,6 +37,8 @@ final class WirelessDaemon {
 
     /// How recently an access point must have been seen to be reported on starting.
     static let recentAge: Duration = .seconds(30)
+    /// At most this many calls to the daemon wait for their replies at once.
+    static let parallelReads = 16
 
     /// The daemon that owns `busName` on `connection`, called with `callTimeout`; the schedule reads the time from
     /// `clock` and arms its timers on `timers`.
@@ -113,6 +115,14 @@ final class WirelessDaemon {
         onAvailabilityChanged?()
     }
 
+    /// Begins a load of the daemon's devices or interfaces: the owner to ask, and the load's generation, which
+    /// ``loadGeneration`` must still be for the answer to be used; nil while the daemon is not on the bus.
+    func beginLoad() -> (owner: String, generation: Int)? {
+        guard let owner = follower.owner else { return nil }
+        loadGeneration += 1
+        return (owner, loadGeneration)
+    }
+
     /// A number for a new round, never used before.
     func newRoundID() -> UInt64 {
         defer { nextRoundID += 1 }
@@ -148,35 +158,34 @@ final class WirelessDaemon {
         }
     }
 
-    /// What the object paths of the list property `list` (`ao`, of `interface` on `path`) describe, at most
-    /// `maximum` of them: each read with one `GetAll(elementInterface)`, at most `parallelReads` at once, and
-    /// turned into an access point by `parse`; one that cannot be read or parsed is left out and logged. Nil when
-    /// the list itself cannot be read. `element` and `elements` name the list's elements in log lines.
+    /// What the objects `list` names on `path` describe, at most its ``AccessPointList/maximum``: each read with one
+    /// `GetAll`, at most ``parallelReads`` at once, and turned into an access point by `parse`; one that cannot be
+    /// read or parsed is left out and logged. Nil when the list itself cannot be read.
     func accessPoints(
-        of path: ObjectPath, owner: String, list: String, interface: String, element: String, elements: String,
-        elementInterface: String, maximum: Int, parallelReads: Int,
+        of path: ObjectPath, owner: String, in list: AccessPointList,
         parse: @escaping @BusActor @Sendable ([String: DBusValue]) throws(PeerFailure) -> AccessPoint
     ) async -> [AccessPoint]? {
         let value: DBusValue
         do {
-            value = try await calls.property(owner, path, interface, list)
+            value = try await calls.property(owner, path, list.interface, list.property)
         } catch {
             logger.warning("\(error)")
             return nil
         }
         guard let paths = value.objectPaths else {
-            logger.warning("\(service)'s \(list) of \(path) is \(value.signature), not ao")
+            logger.warning("\(service)'s \(list.property) of \(path) is \(value.signature), not ao")
             return nil
         }
-        if paths.count > maximum {
-            logger.warning("\(path) lists \(paths.count) \(elements); only the first \(maximum) are read")
+        if paths.count > list.maximum {
+            logger.warning(
+                "\(path) lists \(paths.count) \(list.elements); only the first \(list.maximum) are read")
         }
         let logger = self.logger
-        return await concurrently(Array(paths.prefix(maximum)), atMost: parallelReads) { [calls] elementPath in
+        return await concurrently(Array(paths.prefix(list.maximum)), atMost: Self.parallelReads) { [calls] element in
             do throws(PeerFailure) {
-                return try parse(try await calls.allProperties(owner, elementPath, elementInterface))
+                return try parse(try await calls.allProperties(owner, element, list.elementInterface))
             } catch {
-                logger.warning("\(element) \(elementPath) is left out: \(error)")
+                logger.warning("\(list.element) \(element) is left out: \(error)")
                 return nil
             }
         }
