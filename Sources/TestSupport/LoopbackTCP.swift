@@ -47,13 +47,6 @@ public enum LoopbackTCP {
         return fd
     }
 
-    /// True when something accepts connections on 127.0.0.1:`port` (the probe connection is closed at once).
-    public static func isListening(port: UInt16) -> Bool {
-        guard let fd = connect(port: port) else { return false }
-        close(fd)
-        return true
-    }
-
     /// What a server on 127.0.0.1:`port` sends first, waiting up to `milliseconds`; nil when nothing accepts or
     /// nothing comes. gpsd greets each client with its VERSION only once its main loop runs, while the kernel
     /// accepts connections as soon as it listens.

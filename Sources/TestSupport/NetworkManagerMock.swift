@@ -74,11 +74,6 @@ public final class NetworkManagerMock: @unchecked Sendable {
                 ["ssssuuuyu", device, name, ssid, hwAddress, "2", String(frequency), "54000", String(strength), "0"]))
     }
 
-    /// Removes the access point at `path` from the device at `device` (`AccessPointRemoved`).
-    public func removeAccessPoint(device: String, path: String) throws {
-        _ = try call(Self.mainPath, "RemoveAccessPoint", ["ss", device, path])
-    }
-
     /// Gives the device at `device` a `LastScan` property (milliseconds of `CLOCK_BOOTTIME`), which the template
     /// lacks.
     public func addLastScan(_ device: String, _ milliseconds: Int64) throws {

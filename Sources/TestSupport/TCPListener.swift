@@ -23,7 +23,6 @@ public final class TCPListener: Sendable {
 
     private struct State {
         var peers: [Peer] = []
-        var dropRequested = false
         var stopRequested = false
         var stopped = false
     }
@@ -56,9 +55,6 @@ public final class TCPListener: Sendable {
     /// How many accepted connections the peer has not closed.
     public var open: Int { peers.filter { $0.closedAt == nil }.count }
 
-    /// Closes every accepted connection from this side (gpsd going away), and goes on listening.
-    public func dropConnections() { state.withLock { $0.dropRequested = true } }
-
     /// Stops listening and closes every connection, within 20 ms.
     public func close() { state.withLock { $0.stopRequested = true } }
 
@@ -77,15 +73,7 @@ public final class TCPListener: Sendable {
         }
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let (drop, stop) = state.withLock { state in
-                defer { state.dropRequested = false }
-                return (state.dropRequested, state.stopRequested)
-            }
-            if stop { return }
-            if drop {
-                for client in clients { Glibc.close(client.fd) }
-                clients.removeAll()
-            }
+            if state.withLock({ $0.stopRequested }) { return }
             var fds = [pollfd(fd: listening, events: Int16(POLLIN), revents: 0)]
             fds += clients.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
             guard poll(&fds, nfds_t(fds.count), 20) > 0 else { continue }
