@@ -33,6 +33,30 @@ public struct BusStandIn {
         }
     }
 
+    /// python-dbusmock with `template` (one of its own, or a file) and its `parameters` (JSON), once
+    /// ``checkDbusmock(in:)`` found it; the rest as for ``init(bus:busName:label:arguments:logName:)``.
+    static func dbusmock(
+        bus: PrivateBus, busName: String, label: String, template: String, parameters: String? = nil, logName: String
+    ) throws -> BusStandIn {
+        try checkDbusmock(in: bus.directory)
+        return try BusStandIn(
+            bus: bus, busName: busName, label: label,
+            arguments: ["-m", "dbusmock", "--template", template] + (parameters.map { ["-p", $0] } ?? []),
+            logName: logName)
+    }
+
+    /// Bus policy letting root own `name` and everyone call it, as a service's own policy file does.
+    public static func policy(owning name: String) -> String {
+        """
+        <policy user="root">
+          <allow own="\(name)"/>
+        </policy>
+        <policy context="default">
+          <allow send_destination="\(name)"/>
+        </policy>
+        """
+    }
+
     /// Calls `member` of `interface` on the object at `path` of the stand-in and returns busctl's answer.
     @discardableResult
     func call(_ path: String, _ interface: String, _ member: String, _ arguments: [String]) throws -> String {
@@ -78,5 +102,23 @@ public struct BusStandIn {
         try Unprivileged.run(
             [try Executables.find("busctl").path, "--address=\(bus.address)"] + arguments, asUser: nil,
             environment: bus.environment, in: bus.directory, timeout: 20)
+    }
+}
+
+/// A mock of a system service that runs a ``BusStandIn``, whose bus and process it shows and which it stops.
+public protocol BusServiceMock: AnyObject {
+    /// The stand-in serving the mock's bus name.
+    var standIn: BusStandIn { get }
+}
+
+extension BusServiceMock {
+    /// The bus the mock is on.
+    public var bus: PrivateBus { standIn.bus }
+    /// The mock's process.
+    public var process: ChildProcess { standIn.process }
+
+    /// Stops the mock: the service leaves the bus.
+    public func stop() {
+        standIn.stop()
     }
 }

@@ -13,33 +13,21 @@ import TestBasics
 ///
 /// The bus must let root own `org.freedesktop.login1` and everyone call it: create it with
 /// `PrivateBus(extraPolicy: LogindMock.busPolicy)`.
-public final class LogindMock: @unchecked Sendable {
+public final class LogindMock: BusServiceMock, @unchecked Sendable {
     public static let busName = "org.freedesktop.login1"
     public static let managerPath = "/org/freedesktop/login1"
     static let mockInterface = "org.freedesktop.DBus.Mock"
 
     /// Bus policy letting the mock own logind's name and everyone call it, as logind's own policy file does.
-    public static let busPolicy = """
-        <policy user="root">
-          <allow own="org.freedesktop.login1"/>
-        </policy>
-        <policy context="default">
-          <allow send_destination="org.freedesktop.login1"/>
-        </policy>
-        """
+    public static let busPolicy = BusStandIn.policy(owning: busName)
 
-    /// The bus the mock is on.
-    public var bus: PrivateBus { standIn.bus }
-    /// The mock's process.
-    public var process: ChildProcess { standIn.process }
-    private let standIn: BusStandIn
+    /// The stand-in serving the mock's bus name.
+    public let standIn: BusStandIn
 
     /// Starts the mock and returns once it owns `org.freedesktop.login1`.
     public init(bus: PrivateBus) throws {
-        try BusStandIn.checkDbusmock(in: bus.directory)
-        standIn = try BusStandIn(
-            bus: bus, busName: Self.busName, label: "the logind mock",
-            arguments: ["-m", "dbusmock", "--template", "logind"], logName: "logind-mock")
+        standIn = try BusStandIn.dbusmock(
+            bus: bus, busName: Self.busName, label: "the logind mock", template: "logind", logName: "logind-mock")
         let getUser = """
             path = '\(Self.managerPath)/user/%d' % args[0]
             if path not in objects:
@@ -83,11 +71,6 @@ public final class LogindMock: @unchecked Sendable {
         try standIn.call(
             "\(Self.managerPath)/session/\(id)", Self.mockInterface, "UpdateProperties",
             ["sa{sv}", "org.freedesktop.login1.Session", "1", "Active", "b", String(active)])
-    }
-
-    /// Stops the mock.
-    public func stop() {
-        standIn.stop()
     }
 
     deinit { stop() }

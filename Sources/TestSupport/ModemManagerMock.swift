@@ -17,7 +17,7 @@ import TestBasics
 ///
 /// The bus must let root own `org.freedesktop.ModemManager1` and callers use it as ModemManager's own policy does:
 /// create it with `PrivateBus(extraPolicy: ModemManagerMock.busPolicy)`.
-public final class ModemManagerMock: @unchecked Sendable {
+public final class ModemManagerMock: BusServiceMock, @unchecked Sendable {
     public static let busName = "org.freedesktop.ModemManager1"
     public static let managerPath = "/org/freedesktop/ModemManager1"
     public static let modemInterface = "org.freedesktop.ModemManager1.Modem"
@@ -140,11 +140,8 @@ public final class ModemManagerMock: @unchecked Sendable {
         }
     }
 
-    /// The bus the stand-in is on.
-    public var bus: PrivateBus { standIn.bus }
-    /// The stand-in's process.
-    public var process: ChildProcess { standIn.process }
-    private let standIn: BusStandIn
+    /// The stand-in serving the mock's bus name.
+    public let standIn: BusStandIn
 
     /// Starts the stand-in and returns once it owns `org.freedesktop.ModemManager1`; polkit authorises only root
     /// until ``authorise(_:users:)`` says otherwise.
@@ -284,11 +281,6 @@ public final class ModemManagerMock: @unchecked Sendable {
             }
             return RefreshRateCall(uid: uid, rate: rate, error: fields[2].isEmpty ? nil : fields[2])
         }
-    }
-
-    /// Stops the stand-in: ModemManager leaves the bus.
-    public func stop() {
-        standIn.stop()
     }
 
     /// The structures of an array answer, `type` then a count, each with `fields` words.

@@ -14,7 +14,7 @@ import TestBasics
 ///
 /// The bus must let root own `org.freedesktop.NetworkManager` and everyone call it: create it with
 /// `PrivateBus(extraPolicy: NetworkManagerMock.busPolicy)`.
-public final class NetworkManagerMock: @unchecked Sendable {
+public final class NetworkManagerMock: BusServiceMock, @unchecked Sendable {
     public static let busName = "org.freedesktop.NetworkManager"
     /// The template's main object, which has the control methods.
     static let mainPath = "/org/freedesktop"
@@ -24,27 +24,16 @@ public final class NetworkManagerMock: @unchecked Sendable {
     static let disconnected = 30
 
     /// Bus policy letting the mock own NetworkManager's name and everyone call it, as NetworkManager's does.
-    public static let busPolicy = """
-        <policy user="root">
-          <allow own="org.freedesktop.NetworkManager"/>
-        </policy>
-        <policy context="default">
-          <allow send_destination="org.freedesktop.NetworkManager"/>
-        </policy>
-        """
+    public static let busPolicy = BusStandIn.policy(owning: busName)
 
-    /// The bus the mock is on.
-    public var bus: PrivateBus { standIn.bus }
-    /// The mock's process.
-    public var process: ChildProcess { standIn.process }
-    private let standIn: BusStandIn
+    /// The stand-in serving the mock's bus name.
+    public let standIn: BusStandIn
 
     /// Starts the mock and returns once it owns `org.freedesktop.NetworkManager`.
     public init(bus: PrivateBus) throws {
-        try BusStandIn.checkDbusmock(in: bus.directory)
-        standIn = try BusStandIn(
-            bus: bus, busName: Self.busName, label: "the NetworkManager mock",
-            arguments: ["-m", "dbusmock", "--template", "networkmanager"], logName: "networkmanager-mock")
+        standIn = try BusStandIn.dbusmock(
+            bus: bus, busName: Self.busName, label: "the NetworkManager mock", template: "networkmanager",
+            logName: "networkmanager-mock")
     }
 
     /// Adds a Wi-Fi device `name` (object path `/org/freedesktop/NetworkManager/Devices/NAME`) for interface
@@ -95,11 +84,6 @@ public final class NetworkManagerMock: @unchecked Sendable {
             throw TestEnvironmentError("GetMethodCalls answered \(output)")
         }
         return count
-    }
-
-    /// Stops the mock: NetworkManager leaves the bus.
-    public func stop() {
-        standIn.stop()
     }
 
     private func objectPath(_ output: String) throws -> String {

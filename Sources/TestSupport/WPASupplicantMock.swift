@@ -14,7 +14,7 @@ import TestBasics
 ///
 /// The bus must let root own `fi.w1.wpa_supplicant1` and everyone call it: create it with
 /// `PrivateBus(extraPolicy: WPASupplicantMock.busPolicy)`.
-public final class WPASupplicantMock: @unchecked Sendable {
+public final class WPASupplicantMock: BusServiceMock, @unchecked Sendable {
     /// Debian's Python (``BusStandIn/python``).
     public static let python = BusStandIn.python
     public static let busName = "fi.w1.wpa_supplicant1"
@@ -25,14 +25,7 @@ public final class WPASupplicantMock: @unchecked Sendable {
     static let mockInterface = "org.freedesktop.DBus.Mock"
 
     /// Bus policy letting the mock own wpa_supplicant's name and everyone call it.
-    public static let busPolicy = """
-        <policy user="root">
-          <allow own="fi.w1.wpa_supplicant1"/>
-        </policy>
-        <policy context="default">
-          <allow send_destination="fi.w1.wpa_supplicant1"/>
-        </policy>
-        """
+    public static let busPolicy = BusStandIn.policy(owning: busName)
 
     /// One BSS a scan finds: its properties as wpa_supplicant's `fi.w1.wpa_supplicant1.BSS` has them, or
     /// deliberately not (any property can be replaced with a value of another type, or removed).
@@ -80,22 +73,17 @@ public final class WPASupplicantMock: @unchecked Sendable {
         }
     }
 
-    /// The bus the mock is on.
-    public var bus: PrivateBus { standIn.bus }
-    /// The mock's process.
-    public var process: ChildProcess { standIn.process }
-    private let standIn: BusStandIn
+    /// The stand-in serving the mock's bus name.
+    public let standIn: BusStandIn
 
     /// Starts the mock with wireless interfaces named `interfaces`, whose scans take `scanDelay` milliseconds,
     /// and returns once it owns `fi.w1.wpa_supplicant1`.
     public init(bus: PrivateBus, interfaces: [String] = ["wlan0"], scanDelay: Int = 100) throws {
-        try BusStandIn.checkDbusmock(in: bus.directory)
         let names = interfaces.map { "\"\($0)\"" }.joined(separator: ", ")
         let parameters = "{\"Interfaces\": [\(names)], \"ScanDelay\": \(scanDelay)}"
-        standIn = try BusStandIn(
-            bus: bus, busName: Self.busName, label: "the wpa_supplicant mock",
-            arguments: ["-m", "dbusmock", "--template", Self.template.path, "-p", parameters],
-            logName: "wpa_supplicant-mock")
+        standIn = try BusStandIn.dbusmock(
+            bus: bus, busName: Self.busName, label: "the wpa_supplicant mock", template: Self.template.path,
+            parameters: parameters, logName: "wpa_supplicant-mock")
     }
 
     /// The object path of the interface named `ifname`, from wpa_supplicant's own `GetInterface`.
@@ -158,11 +146,6 @@ public final class WPASupplicantMock: @unchecked Sendable {
         let service = "[D-BUS Service]\nName=\(busName)\nExec=\(script.path)\n"
         try service.write(
             to: bus.serviceDirectory.appendingPathComponent("\(busName).service"), atomically: true, encoding: .utf8)
-    }
-
-    /// Stops the mock: wpa_supplicant leaves the bus.
-    public func stop() {
-        standIn.stop()
     }
 
     /// Runs `busctl --address=BUS ARGUMENTS` (``BusStandIn/busctl(_:_:)``).
