@@ -4,6 +4,10 @@ import LoopScheduling
 import WhereaboutsCore
 import WhereaboutsProviders
 
+#if canImport(Glibc)
+    @preconcurrency import Glibc
+#endif
+
 /// Reading NetworkManager's access points.
 extension NetworkManagerScanner {
     /// The access points a device lists now; nil when its `AccessPoints` cannot be read.
@@ -28,4 +32,11 @@ extension NetworkManagerScanner {
             bssid: bssid, ssid: ssid, signal: SignalStrength.dBm(fromQuality: Int(strength)), frequency: frequency,
             age: age)
     }
+}
+
+/// Seconds since boot on `CLOCK_BOOTTIME`, which counts suspended time too: NetworkManager's `LastSeen` clock.
+func bootTimeSeconds() -> Int64 {
+    var now = timespec()
+    clock_gettime(CLOCK_BOOTTIME, &now)
+    return Int64(now.tv_sec)
 }
