@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TestBasics
 
 /// A stand-in for a system service on a ``PrivateBus``: a Python program (python-dbusmock with a template, or a
 /// script of the project's) owning the service's bus name, driven with `busctl`. The mocks of logind,

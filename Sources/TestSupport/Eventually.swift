@@ -1,3 +1,5 @@
+import TestBasics
+
 /// Polls `condition` every 10 ms without blocking a thread, up to `timeout`.
 @concurrent
 public func eventually(

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// `gpsd -N -n -b -s 38400 -S PORT DEVICE` as a child process, to be killed and restarted by pid.
 ///

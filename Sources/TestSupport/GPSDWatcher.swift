@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// One JSON report from gpsd as a plain client saw it.
 public struct GPSDReport: Sendable {

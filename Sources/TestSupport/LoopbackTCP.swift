@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// Loopback TCP helpers.
 public enum LoopbackTCP {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// A pseudo-terminal whose device end gpsd opens as its receiver; the test writes NMEA to the other end.
 ///

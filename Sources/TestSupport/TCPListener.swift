@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Loop
 import Synchronization
+import TestBasics
 
 /// A plain TCP listener on 127.0.0.1 standing in for gpsd: it greets each client with gpsd's VERSION report and
 /// answers nothing else, and records each connection, what the peer sent and when the peer closed it. With
