@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestBasics
 
 /// Where the project's files and build products are.
@@ -75,7 +76,7 @@ private final class SharedCopies: @unchecked Sendable {
             if let made = copies[source] { return made }
             let folder = try self.folder ?? makeFolder()
             let copy = folder.appendingPathComponent("\(copies.count)-\(source.lastPathComponent)")
-            try FileManager.default.copyItem(at: source, to: copy)
+            try Self.copyTree(source, to: copy)
             try Self.open(copy)
             copies[source] = copy
             return copy
@@ -89,6 +90,38 @@ private final class SharedCopies: @unchecked Sendable {
         sharedFolderToRemove = made.path
         atexit { if let path = sharedFolderToRemove { try? FileManager.default.removeItem(atPath: path) } }
         return made
+    }
+
+    /// Copies `source`, a file or a folder and everything below it, to `destination`.
+    private static func copyTree(_ source: URL, to destination: URL) throws {
+        let attributes = try FileManager.default.attributesOfItem(atPath: source.path)
+        guard attributes[.type] as? FileAttributeType == .typeDirectory else {
+            return try copyFile(source, to: destination, mode: mode_t((attributes[.posixPermissions] as? Int) ?? 0o644))
+        }
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
+            try copyTree(source.appendingPathComponent(name), to: destination.appendingPathComponent(name))
+        }
+    }
+
+    /// Copies one file through a descriptor no child process inherits (`O_CLOEXEC`): the suites run in parallel,
+    /// and a process another test spawned while the copy was open for writing would keep it so for its whole life,
+    /// so that running the copy (the daemon, the CLI) failed with `ETXTBSY`, "text file busy".
+    private static func copyFile(_ source: URL, to destination: URL, mode: mode_t) throws {
+        let bytes = try Data(contentsOf: source)
+        let descriptor = Glibc.open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw TestEnvironmentError("cannot create \(destination.path): errno \(errno)") }
+        defer { close(descriptor) }
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                guard written > 0 else {
+                    throw TestEnvironmentError("cannot write \(destination.path): errno \(errno)")
+                }
+                offset += written
+            }
+        }
     }
 
     /// Lets every user read `url` and everything below it, and traverse or run what its owner may.
