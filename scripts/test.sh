@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 ensure_swift
 ensure_packages make dbus systemd util-linux gpsd gpsd-clients python3-gps polkitd pkexec python3-dbusmock geoclue-2.0 \
-    xdg-desktop-portal bubblewrap python3-gi iio-sensor-proxy umockdev \
+    xdg-desktop-portal bubblewrap python3-gi iio-sensor-proxy umockdev gir1.2-umockdev-1.0 modemmanager \
     libcurl4 ca-certificates openssl iproute2 \
     "${BUILD_PACKAGES[@]}"
 # The package's system user, made from its sysusers.d file as the package makes it: the identity tests run the
