@@ -229,6 +229,10 @@ class Modem:
             '+CSCS=?': ['+CSCS: ("GSM","IRA","UCS2")'], "+CSCS?": ['+CSCS: "IRA"'],
             "+QGPS=?": ["+QGPS: (1-4),(1-255),(1-1000),(1-1000),(1-65535)"],
             "+QGPS?": ["+QGPS: %d" % int(self.gps_on)], "+CSQ": ["+CSQ: 20,99"],
+            # The SIM's ICCID (EF_ICCID, nibbles swapped) and MNC length (EF_AD): ModemManager retries the ICCID
+            # for seconds when refused.
+            "+CRSM=176,12258,0,0,10": ['+CRSM: 144,0,"98942000002143658709"'],
+            "+CRSM=176,28589,0,0,4": ['+CRSM: 144,0,"00000002"'],
         }
         key = upper[2:] if upper.startswith("AT") else upper
         if key in simple:
