@@ -32,6 +32,7 @@ a line answered (`ok ...` or `error MESSAGE`). `--send` sends one and prints the
 
 import fcntl
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -376,10 +377,13 @@ def main():
         os.environ["LD_PRELOAD"] = "libumockdev-preload.so.0"
         os.execv(sys.executable, [sys.executable] + sys.argv)
     loop = GLib.MainLoop()
-    Modem(sys.argv[1])
+    modem = Modem(sys.argv[1])
     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGTERM, loop.quit)
     GLib.unix_signal_add(GLib.PRIORITY_DEFAULT, signal.SIGINT, loop.quit)
     loop.run()
+    # The testbed's folder is not removed when the process ends.
+    shutil.rmtree(modem.testbed.get_root_dir(), ignore_errors=True)
+    os.unlink(sys.argv[1])
 
 
 if __name__ == "__main__":
