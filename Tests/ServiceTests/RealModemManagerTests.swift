@@ -9,7 +9,8 @@ import Testing
 /// The daemon against Debian's own ModemManager 1.20 driving the project's emulated Quectel EG25
 /// (``RealModemManager``), rather than the stand-in: the serving cell reaches the loopback Ichnaea server as
 /// ModemManager reports it, handovers are followed, and the receiver's NMEA reaches an exact client through
-/// ModemManager's Location interface. Each test runs its own ModemManager.
+/// ModemManager's Location interface, whichever talker it uses, and an unplugged modem leaves no cell provider.
+/// Each test runs its own ModemManager.
 @Suite("The real ModemManager, end to end", .serialized)
 @BusActor
 struct RealModemManagerTests {
@@ -144,5 +145,33 @@ struct RealModemManagerTests {
         #expect(abs((fix["Latitude"]?.double ?? .nan) - 52.5163) < 1e-5, "\(fix)")
         #expect(abs((fix["Longitude"]?.double ?? .nan) - 13.3777) < 1e-5, "\(fix)")
         #expect(fix["Description"] == .string("Modem GNSS"), "\(fix)")
+
+        // The receiver moves and speaks with `$GP` talkers.
+        try await onOwnThread {
+            try mm.setNMEA(true, talker: "GP")
+            try mm.move(latitude: 52.5200, longitude: 13.4050)
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        var moved: [String: DBusValue] = [:]
+        while !(abs((moved["Latitude"]?.double ?? .nan) - 52.52) < 1e-5) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("no fix of the moved receiver; the last was \(moved)")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            moved = try await app.latestLocation() ?? [:]
+        }
+        #expect(abs((moved["Longitude"]?.double ?? .nan) - 13.405) < 1e-5, "\(moved)")
+    }
+
+    @Test func theModemUnpluggedLeavesNoCellProvider() async throws {
+        let rig = try await onOwnThread { try Rig(config: "[3g]\nenable=true\n") }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let mm = rig.modemManager
+        try await onOwnThread { try mm.remove() }
+        try await app.waitForProviderRow("cell", "the modem gone", timeout: .seconds(20)) { !$0.available }
     }
 }
