@@ -41,13 +41,11 @@ struct CellEndToEndTests {
 
         /// The cell towers of every geolocate query received so far, in order, each value as text.
         func queriedTowers() throws -> [[String: String]] {
-            try server.requests.filter { $0.path == IchnaeaServer.geolocatePath }.flatMap { request in
-                let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:]
+            try server.geolocateQueries().flatMap { request, body in
                 guard body["wifiAccessPoints"] == nil, body["considerIp"] as? Bool == false else {
                     throw TestEnvironmentError("a cell query with more than cells: \(request.bodyText)")
                 }
-                let towers = body["cellTowers"] as? [[String: Any]] ?? []
-                return towers.map { $0.mapValues { "\($0)" } }
+                return IchnaeaServer.cellTowers(in: body)
             }
         }
 

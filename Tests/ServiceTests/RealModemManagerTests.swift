@@ -46,11 +46,7 @@ struct RealModemManagerTests {
 
         /// The cell towers of every geolocate query received so far, in order, each value as text.
         func queriedTowers() throws -> [[String: String]] {
-            try server.requests.filter { $0.path == IchnaeaServer.geolocatePath }.flatMap { request in
-                let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:]
-                let towers = body["cellTowers"] as? [[String: Any]] ?? []
-                return towers.map { $0.mapValues { "\($0)" } }
-            }
+            try server.geolocateQueries().flatMap { IchnaeaServer.cellTowers(in: $0.body) }
         }
 
         /// Waits for a query for the cell `cellID` and returns the last such tower.

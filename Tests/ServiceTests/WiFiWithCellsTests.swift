@@ -40,13 +40,11 @@ struct WiFiWithCellsTests {
     private func queries(_ rig: NetworkPositioningRig) async throws -> [Query] {
         let server = rig.server
         return try await onOwnThread {
-            try server.requests.filter { $0.path.hasPrefix(IchnaeaServer.geolocatePath) }.map { request in
-                let body = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:]
+            try server.geolocateQueries().map { _, body in
                 let points = body["wifiAccessPoints"] as? [[String: Any]] ?? []
-                let towers = body["cellTowers"] as? [[String: Any]] ?? []
                 return Query(
                     addresses: points.compactMap { $0["macAddress"] as? String },
-                    towers: towers.map { $0.mapValues { "\($0)" } })
+                    towers: IchnaeaServer.cellTowers(in: body))
             }
         }
     }

@@ -144,6 +144,18 @@ public final class IchnaeaServer: @unchecked Sendable {
         "\(isHTTPS ? "https" : "http")://\(host):\(port)\(path)"
     }
 
+    /// The geolocate queries received so far, in order: each request to ``geolocatePath`` with its JSON body.
+    public func geolocateQueries() throws -> [(request: Request, body: [String: Any])] {
+        try requests.filter { $0.path.hasPrefix(Self.geolocatePath) }.map { request in
+            (request, try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] ?? [:])
+        }
+    }
+
+    /// The `cellTowers` of a geolocate query's `body`, each value as text.
+    public static func cellTowers(in body: [String: Any]) -> [[String: String]] {
+        (body["cellTowers"] as? [[String: Any]] ?? []).map { $0.mapValues { "\($0)" } }
+    }
+
     /// Every request received so far, in order.
     public var requests: [Request] {
         get throws {
