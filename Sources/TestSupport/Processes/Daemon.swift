@@ -53,7 +53,7 @@ public final class DaemonHarness: @unchecked Sendable {
             logFile: directory.appendingPathComponent("daemon.log"))
         daemon = process
         guard waitForName else { return }
-        try Wait.until("whereaboutsd to own org.freedesktop.GeoClue2", timeout: 20) {
+        try Wait.until("whereaboutsd to own org.freedesktop.GeoClue2", timeout: 60) {
             guard process.isRunning else {
                 throw TestEnvironmentError("whereaboutsd exited early:\n\(process.log)")
             }
