@@ -7,68 +7,46 @@ import TestSupport
 import Testing
 
 /// The daemon against Debian's own ModemManager 1.20 driving the project's emulated Quectel EG25
-/// (``RealModemManager``), rather than the stand-in: the serving cell reaches the loopback Ichnaea server as
-/// ModemManager reports it, handovers are followed, and the receiver's NMEA reaches an exact client through
-/// ModemManager's Location interface, whichever talker it uses, and an unplugged modem leaves no cell provider.
-/// Each test runs its own ModemManager.
-@Suite("The real ModemManager, end to end", .serialized)
+/// (``RealModemManager``), one ModemManager for the whole suite (``RealModemManagerSuite``): everything an AT modem
+/// can show runs here rather than against the stand-in, so that where the two differ ModemManager decides. The
+/// serving cell through LTE, UMTS and GSM, with handovers and operator changes; the receiver's NMEA with either
+/// talker; the receiver and signalling set up only while an exact client runs and left as found; the refresh rate
+/// from the clients' `TimeThreshold`; polkit refusing `Device.Control` or `Location`; the modem disabled, unplugged
+/// and back; ModemManager stopping, starting late and restarting; the compass and the cells together. What an AT
+/// modem cannot do here stays with the stand-in (see `ModemGNSSEndToEndTests` and `CellEndToEndTests`).
+@Suite("The real ModemManager, end to end", .serialized, .sharingARealModemManager)
 @BusActor
 struct RealModemManagerTests {
-    /// The Ichnaea server, ModemManager with the emulated modem (enabled and registered) and the daemon (not yet
-    /// started) on one private bus.
-    final class Rig: @unchecked Sendable {
-        let authority: TestCertificateAuthority
-        let server: IchnaeaServer
-        let bus: PrivateBus
-        let modemManager: RealModemManager
-        let harness: DaemonHarness
+    typealias Rig = RealModemManagerSuite.Rig
+    let client = GeoClueTestClient.clientInterface
 
-        init(config: String) throws {
-            authority = try TestCertificateAuthority.make()
-            server = try IchnaeaServer(certificates: authority, latitude: 48.1371, longitude: 11.5754, accuracy: 1200)
-            bus = try PrivateBus(extraPolicy: try RealModemManager.busPolicy())
-            do {
-                modemManager = try RealModemManager(bus: bus)
-                harness = try DaemonHarness(
-                    config: """
-                        [network]
-                        ca-file=\(authority.certificateFile.path)
+    /// A started exact client with `timeThreshold`.
+    func exactClient(_ app: GeoClueTestClient, timeThreshold: UInt32 = 0) async throws -> ObjectPath {
+        let path = try await app.getClient()
+        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
+        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
+        try await app.set(path, client, "TimeThreshold", .uint32(timeThreshold))
+        _ = try await app.call(path, client, "Start")
+        return path
+    }
 
-                        [wifi]
-                        url=\(server.url())
-
-                        """ + config, bus: bus)
-            } catch {
-                bus.stop()
-                throw error
+    /// Waits until the app's latest fix is within 1e-5 degrees of the position given.
+    func waitForFix(_ app: GeoClueTestClient, latitude: Double, longitude: Double, _ what: String) async throws {
+        let deadline = ContinuousClock.now + .seconds(30)
+        var latest: [String: DBusValue] = [:]
+        while !(abs((latest["Latitude"]?.double ?? .nan) - latitude) < 1e-5
+            && abs((latest["Longitude"]?.double ?? .nan) - longitude) < 1e-5)
+        {
+            guard ContinuousClock.now < deadline else {
+                throw TestEnvironmentError("no fix \(what); the last was \(latest)")
             }
-        }
-
-        /// The cell towers of every geolocate query received so far, in order, each value as text.
-        func queriedTowers() throws -> [[String: String]] {
-            try server.geolocateQueries().flatMap { IchnaeaServer.cellTowers(in: $0.body) }
-        }
-
-        /// Waits for a query for the cell `cellID` and returns the last such tower.
-        func tower(_ cellID: UInt32, radio: String) throws -> [String: String] {
-            var towers: [[String: String]] = []
-            try Wait.until("a query for the \(radio) cell \(cellID)\n\(modemManager.log)", timeout: 20) {
-                towers = try queriedTowers().filter { $0["radioType"] == radio && $0["cellId"] == "\(cellID)" }
-                return !towers.isEmpty
-            }
-            return towers[towers.count - 1]
-        }
-
-        deinit {
-            harness.stop()
-            modemManager.stop()
-            server.stop()
-            bus.stop()
+            try await Task.sleep(for: .milliseconds(100))
+            latest = try await app.latestLocation() ?? [:]
         }
     }
 
-    @Test func theServingCellAndItsHandoversReachTheServerAndTheAnswerIsServed() async throws {
-        let rig = try await onOwnThread { try Rig(config: "[3g]\nenable=true\n") }
+    @Test func theServingCellThroughLTEUMTSAndGSMReachesTheServerAndTheAnswerIsServed() async throws {
+        let rig = try await Rig.make(config: "[3g]\nenable=true\n")
         try await onOwnThread { try rig.harness.startDaemon() }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
@@ -86,8 +64,7 @@ struct RealModemManagerTests {
                 "locationAreaCode": "\(0x3C4D)", "cellId": "27440068",
             ], "\(first)")
 
-        // A handover within the operator's LTE network, then to its UMTS network (a LAC instead of a TAC, after
-        // a second of searching).
+        // A handover within the operator's LTE network.
         let mm = rig.modemManager
         try await onOwnThread {
             try rig.server.setLocation(latitude: 48.2, longitude: 11.6, accuracy: 1500)
@@ -98,48 +75,54 @@ struct RealModemManagerTests {
         }
         let second = try await onOwnThread { try rig.tower(0x1A2_B3C5, radio: "lte") }
         #expect(second["locationAreaCode"] == "\(0x3C4E)" && second["mobileNetworkCode"] == "1", "\(second)")
-        try await app.waitFor("the new cell's answer", timeout: .seconds(20)) {
-            app.locationUpdates.count > 1
-        }
+        try await app.waitFor("the new cell's answer", timeout: .seconds(20)) { app.locationUpdates.count > 1 }
         let moved = try #require(try await app.latestLocation())
         #expect(moved["Latitude"]?.double == 48.2 && moved["Accuracy"]?.double == 1500, "\(moved)")
 
-        try await onOwnThread {
-            try mm.setCell(
-                .init(
-                    radio: "umts", mobileCountryCode: "262", mobileNetworkCode: "02", areaCode: 0x2B3C,
-                    cellID: 0x123_4567))
+        // Another operator's UMTS network (a LAC instead of a TAC, after a second of searching), then its GSM
+        // network, then a GSM handover.
+        func cell(_ radio: String, _ areaCode: UInt32, _ cellID: UInt32) -> RealModemManager.Cell {
+            .init(radio: radio, mobileCountryCode: "262", mobileNetworkCode: "02", areaCode: areaCode, cellID: cellID)
         }
-        let third = try await onOwnThread { try rig.tower(0x123_4567, radio: "wcdma") }
-        #expect(
-            third == [
-                "radioType": "wcdma", "mobileCountryCode": "262", "mobileNetworkCode": "2",
-                "locationAreaCode": "\(0x2B3C)", "cellId": "\(0x123_4567)",
-            ], "\(third)")
+        let cells = [
+            (cell("umts", 0x2B3C, 0x123_4567), "wcdma"), (cell("gsm", 0x2B3D, 0x4E21), "gsm"),
+            (cell("gsm", 0x2B3D, 0x4E22), "gsm"),
+        ]
+        for (cell, radio) in cells {
+            try await onOwnThread { try mm.setCell(cell) }
+            let tower = try await onOwnThread { try rig.tower(cell.cellID, radio: radio) }
+            #expect(
+                tower == [
+                    "radioType": radio, "mobileCountryCode": "262", "mobileNetworkCode": "2",
+                    "locationAreaCode": "\(cell.areaCode)", "cellId": "\(cell.cellID)",
+                ], "\(tower)")
+        }
     }
 
-    @Test func anExactClientGetsTheModemsNMEAFixThroughModemManager() async throws {
-        let rig = try await onOwnThread { try Rig(config: "[modem-gps]\nenable=true\n") }
+    @Test func anExactClientGetsTheModemsNMEAFixAndTheReceiverIsLeftAsFound() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
         let mm = rig.modemManager
+        let initial = rig.shared.initialSources
         try await onOwnThread {
             try mm.move(latitude: 52.5163, longitude: 13.3777)
-            try mm.setNMEA(true, talker: "GN")
             try rig.harness.startDaemon()
         }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
-        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
-        let path = try await app.getClient()
-        let client = GeoClueTestClient.clientInterface
-        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
-        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
-        _ = try await app.call(path, client, "Start")
-        try await app.waitFor("a fix from the modem's receiver", timeout: .seconds(30)) {
-            !app.locationUpdates.isEmpty
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) {
+            $0.available && !$0.running
         }
+        #expect(try await onOwnThread { try mm.receiver().on } == false)
+
+        let path = try await exactClient(app)
+        try await onOwnThread {
+            try rig.waitForSetup(initial | ModemLocationSource.gpsNMEA, signals: true, "gps-nmea set up, signalled")
+            try rig.waitForReceiver(true)
+        }
+        // The receiver is paced by the clients' TimeThreshold (0: every fix).
+        #expect(try await onOwnThread { try mm.gpsRefreshRate() } == 0)
+        try await waitForFix(app, latitude: 52.5163, longitude: 13.3777, "from the modem's receiver")
         let fix = try #require(try await app.latestLocation())
-        #expect(abs((fix["Latitude"]?.double ?? .nan) - 52.5163) < 1e-5, "\(fix)")
-        #expect(abs((fix["Longitude"]?.double ?? .nan) - 13.3777) < 1e-5, "\(fix)")
         #expect(fix["Description"] == .string("Modem GNSS"), "\(fix)")
 
         // The receiver moves and speaks with `$GP` talkers.
@@ -147,27 +130,216 @@ struct RealModemManagerTests {
             try mm.setNMEA(true, talker: "GP")
             try mm.move(latitude: 52.5200, longitude: 13.4050)
         }
-        let deadline = ContinuousClock.now + .seconds(20)
-        var moved: [String: DBusValue] = [:]
-        while !(abs((moved["Latitude"]?.double ?? .nan) - 52.52) < 1e-5) {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("no fix of the moved receiver; the last was \(moved)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(200))
-            moved = try await app.latestLocation() ?? [:]
+        try await waitForFix(app, latitude: 52.52, longitude: 13.405, "of the moved receiver")
+
+        // The last exact client gone, the receiver is off and signalling as the daemon found it.
+        _ = try await app.call(path, client, "Stop")
+        try await onOwnThread {
+            try rig.waitForSetup(initial, signals: false, "gps-nmea off, signals off again")
+            try rig.waitForReceiver(false)
         }
-        #expect(abs((moved["Longitude"]?.double ?? .nan) - 13.405) < 1e-5, "\(moved)")
     }
 
-    @Test func theModemUnpluggedLeavesNoCellProvider() async throws {
-        let rig = try await onOwnThread { try Rig(config: "[3g]\nenable=true\n") }
+    @Test func signallingSomethingElseTurnedOnStaysOnAfterTheLastExactClient() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        let initial = rig.shared.initialSources
+        try await onOwnThread {
+            try mm.setUpLocation(sources: initial, signals: true)
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let path = try await exactClient(app)
+        try await onOwnThread {
+            try rig.waitForSetup(initial | ModemLocationSource.gpsNMEA, signals: true, "gps-nmea set up")
+        }
+        _ = try await app.call(path, client, "Stop")
+        try await onOwnThread { try rig.waitForSetup(initial, signals: true, "gps-nmea off, signals still on") }
+    }
+
+    @Test func cityAndNeighbourhoodClientsNeverTurnTheReceiverOn() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n\n[3g]\nenable=true\n")
+        let mm = rig.modemManager
+        let startsBefore = try await onOwnThread { try mm.receiver().starts }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let city = try await GeoClueTestClient(bus: rig.bus)
+        defer { city.close() }
+        let neighbourhood = try await GeoClueTestClient(bus: rig.bus)
+        defer { neighbourhood.close() }
+        try await city.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        _ = try await city.startedClient(level: 4)
+        _ = try await neighbourhood.startedClient(level: 5)
+        // Both are served the serving cell's answer, which needs the cell signalled.
+        try await neighbourhood.waitFor("the cell's answer", timeout: .seconds(20)) {
+            !neighbourhood.locationUpdates.isEmpty
+        }
+        try await onOwnThread {
+            let sources = rig.shared.initialSources | ModemLocationSource.threeGPPCell
+            try rig.waitForSetup(sources, signals: true, "the cell signalled")
+        }
+        let row = try await city.providerRow("modem-gnss")
+        #expect(row.available && !row.running, "\(row)")
+        #expect(try await onOwnThread { try mm.receiver() } == (false, startsBefore))
+
+        // Only an exact client turns it on.
+        let exact = try await GeoClueTestClient(bus: rig.bus)
+        defer { exact.close() }
+        _ = try await exactClient(exact)
+        try await onOwnThread { try rig.waitForReceiver(true) }
+    }
+
+    @Test func theRefreshRateFollowsTheSmallestTimeThresholdOfTheExactClients() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let first = try await GeoClueTestClient(bus: rig.bus)
+        defer { first.close() }
+        let second = try await GeoClueTestClient(bus: rig.bus)
+        try await first.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        func waitForRate(_ rate: UInt32) async throws {
+            try await onOwnThread {
+                try Wait.until("GpsRefreshRate \(rate)", timeout: 20) { try mm.gpsRefreshRate() == rate }
+            }
+        }
+        let running = try await exactClient(first, timeThreshold: 20)
+        try await waitForRate(20)
+        _ = try await exactClient(second, timeThreshold: 5)
+        try await waitForRate(5)
+        second.close()
+        try await waitForRate(20)
+        // A running client's new threshold counts at once.
+        try await first.set(running, client, "TimeThreshold", .uint32(7))
+        try await waitForRate(7)
+    }
+
+    @Test func setupRefusedByPolkitIsReportedNamingTheRule() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread {
+            try mm.refuse(["org.freedesktop.ModemManager1.Device.Control"])
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        _ = try await exactClient(app)
+        try await app.waitFor("AvailabilityChanged modem-unauthorised", timeout: .seconds(20)) {
+            app.availabilityChanges.contains { !$0.available && $0.reason == "modem-unauthorised" }
+        }
+        let log = rig.harness.daemonLog
+        #expect(log.contains("io.github.whereabouts1-modemmanager.rules"), "\(log)")
+        #expect(log.contains("Unauthorized"), "\(log)")
+        #expect(try await onOwnThread { try mm.receiver().on } == false)
+        #expect(rig.harness.daemon?.isRunning == true)
+    }
+
+    @Test func locationRefusedByPolkitCostsNothingAsTheDaemonReadsTheSignalledLocation() async throws {
+        // ModemManager's `Location` action guards `GetLocation`, which GeoClue 2.6 (through libmm-glib) calls on
+        // every change; the daemon reads the `Location` property as ModemManager signals it, and needs only
+        // `Device.Control`, for `Setup` and `SetGpsRefreshRate`.
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread {
+            try mm.refuse(["org.freedesktop.ModemManager1.Location"])
+            try mm.move(latitude: 50.9375, longitude: 6.9603)
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        _ = try await exactClient(app)
+        try await waitForFix(app, latitude: 50.9375, longitude: 6.9603, "with Location refused")
+        let refused = try await onOwnThread {
+            try BusStandIn.busctl(
+                rig.bus,
+                [
+                    "call", RealModemManager.busName, mm.modemPath, RealModemManager.locationInterface,
+                    "GetLocation",
+                ])
+        }
+        #expect(refused.status != 0 && refused.output.contains("not authorized"), "\(refused.output)")
+    }
+
+    @Test func aModemDisabledUnpluggedAndBackIsReportedAndServedAgain() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n\n[3g]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread {
+            try mm.move(latitude: 53.5511, longitude: 9.9937)
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        _ = try await exactClient(app)
+        try await waitForFix(app, latitude: 53.5511, longitude: 9.9937, "from the modem")
+
+        // Disabled, as NetworkManager does when the user turns mobile broadband off.
+        let disable = try await onOwnThread {
+            try BusStandIn.busctl(
+                rig.bus,
+                [
+                    "call", "--timeout=30", RealModemManager.busName, mm.modemPath,
+                    "org.freedesktop.ModemManager1.Modem", "Enable", "b", "false",
+                ])
+        }
+        #expect(disable.status == 0, "\(disable.output)")
+        try await app.waitFor("AvailabilityChanged modem-disabled", timeout: .seconds(20)) {
+            app.availabilityChanges.contains { !$0.available && $0.reason == "modem-disabled" }
+        }
+        try await onOwnThread { try mm.enable() }
+        try await app.waitForProviderRow("modem-gnss", "the modem enabled again", timeout: .seconds(20)) {
+            $0.available && $0.running
+        }
+        try await onOwnThread { try rig.waitForReceiver(true) }
+
+        // Unplugged: no modem, no cells.
+        try await onOwnThread { try mm.remove() }
+        try await app.waitForProviderRow("modem-gnss", "no modem", timeout: .seconds(20)) {
+            $0.details["reason"] == .string("no-modem")
+        }
+        try await app.waitForProviderRow("cell", "no cell provider", timeout: .seconds(20)) { !$0.available }
+
+        // Plugged in again: a new modem object, set up again, its fixes served.
+        try await onOwnThread {
+            try mm.add()
+            try mm.move(latitude: 53.5600, longitude: 10.0000)
+        }
+        try await app.waitForProviderRow("modem-gnss", "the modem back", timeout: .seconds(20)) { $0.available }
+        try await waitForFix(app, latitude: 53.56, longitude: 10, "from the modem plugged in again")
+        #expect(rig.harness.daemon?.isRunning == true)
+    }
+
+    @Test func modemManagerStartingLateAndRestartingIsFollowed() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        mm.stopModemManager()
         try await onOwnThread { try rig.harness.startDaemon() }
         let app = try await GeoClueTestClient(bus: rig.bus)
         defer { app.close() }
-        try await app.waitForProviderRow("cell", "the modem seen", timeout: .seconds(20)) { $0.available }
-        let mm = rig.modemManager
-        try await onOwnThread { try mm.remove() }
-        try await app.waitForProviderRow("cell", "the modem gone", timeout: .seconds(20)) { !$0.available }
+        try await app.waitForProviderRow("modem-gnss", "no modem") { $0.details["reason"] == .string("no-modem") }
+        _ = try await exactClient(app)
+
+        // ModemManager starts after the daemon.
+        try await onOwnThread {
+            try mm.move(latitude: 48.7758, longitude: 9.1829)
+            try mm.start()
+        }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(30)) {
+            $0.available && $0.running
+        }
+        try await waitForFix(app, latitude: 48.7758, longitude: 9.1829, "through the late ModemManager")
+
+        // ModemManager restarts, as on an upgrade.
+        mm.stopModemManager()
+        try await app.waitFor("AvailabilityChanged no-modem", timeout: .seconds(20)) {
+            app.availabilityChanges.contains { !$0.available && $0.reason == "no-modem" }
+        }
+        try await onOwnThread {
+            try mm.move(latitude: 48.78, longitude: 9.19)
+            try mm.start()
+        }
+        try await waitForFix(app, latitude: 48.78, longitude: 9.19, "through the restarted ModemManager")
     }
 }

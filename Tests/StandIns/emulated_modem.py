@@ -6,8 +6,9 @@ Usage: emulated_modem.py CONTROL_SOCKET
 
 Creates a umockdev testbed with the USB device (ID_MM_DEVICE_PROCESS=1), ttyUSB1 as its GPS port
 (ID_MM_PORT_TYPE_GPS=1) and ttyUSB2 as its primary AT port (ID_MM_PORT_TYPE_AT_PRIMARY=1), both ID_MM_CANDIDATE=1
-and backed by ptys, and answers on the pty masters: AT commands on ttyUSB2 (registration, operator, signal, GPS on
-and off) and, while `AT+QGPS=1` is on, NMEA at 1 Hz on ttyUSB1. It starts nothing else: ModemManager runs under
+and backed by ptys (ttyUSB3 and ttyUSB4 once plugged in again, and so on), and answers on the pty masters: AT
+commands on the AT port (registration, operator, signal, GPS on and off) and, while `AT+QGPS=1` is on, NMEA at 1 Hz
+on the GPS port. It starts nothing else: ModemManager runs under
 `LD_PRELOAD=libumockdev-preload.so.0` with `UMOCKDEV_DIR` set to the testbed's folder (the `dir` command).
 
 What ModemManager 1.20 needs from it: every ioctl on the emulated ttys runs on the real pty (umockdev's default
@@ -26,7 +27,12 @@ a line answered (`ok ...` or `error MESSAGE`). `--send` sends one and prints the
   unregister | register            lose the network (searching) or find it again
   move LAT LON                     the receiver's position, decimal degrees
   nmea on|off [GP|GN]              stream NMEA while the GPS is on, with that talker; off stops the stream
-  remove                           the device leaves (udev remove)
+  remove                           the device leaves (udev remove), as when unplugged
+  add                              the device comes back (udev add) with new ttys, after remove
+  reset                            the device plugged in, with the first cell, operator, registration, position
+                                   and NMEA (on, GN talker); answers `plugged` when the device was plugged in
+                                   again, `searching` when the network is lost for a second to get there
+  gps                              `on N` or `off N`: whether the GPS is on, and how often it was turned on
   refused                          the AT commands answered ERROR so far, comma-separated
 """
 
@@ -47,6 +53,9 @@ gi.require_version("UMockdev", "1.0")
 from gi.repository import GLib, UMockdev  # noqa: E402
 
 TIOCGPTN = 0x80045430
+DEFAULT_CELL = {"rat": "lte", "mcc": "262", "mnc": "01", "area": 0x3C4D, "ci": 0x1A2B3C4}
+DEFAULT_OPERATOR = "Whereabouts"
+DEFAULT_POSITION = (48.1371, 11.5754)
 TIOCEXCL = 0x540C
 TIOCNXCL = 0x540D
 
@@ -97,54 +106,23 @@ class Ioctls(UMockdev.IoctlBase):
 class Modem:
     def __init__(self, control_path):
         self.testbed = UMockdev.Testbed.new()
-        self.cell = {"rat": "lte", "mcc": "262", "mnc": "01", "area": 0x3C4D, "ci": 0x1A2B3C4}
-        self.operator = "Whereabouts"
+        self.cell = dict(DEFAULT_CELL)
+        self.operator = DEFAULT_OPERATOR
         self.registered = True
-        self.latitude = 48.1371
-        self.longitude = 11.5754
+        self.latitude, self.longitude = DEFAULT_POSITION
         self.nmea = True
         self.talker = "GN"
         self.gps_on = False
         self.numeric_operator = False
         self.refused = []
         self.buffers = {}
-        usb = "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-1"
-        self.syspaths = [usb]
-        description = [
-            "P: %s" % usb[4:], "E: SUBSYSTEM=usb", "E: DEVTYPE=usb_device", "E: DRIVER=usb",
-            "E: PRODUCT=2c7c/125/318", "E: ID_VENDOR_ID=2c7c", "E: ID_MODEL_ID=0125", "E: ID_MM_DEVICE_PROCESS=1",
-            "A: idVendor=2c7c", "A: idProduct=0125", "A: manufacturer=Quectel", "A: product=EG25-G",
-            "A: bcdDevice=0318", "A: busnum=2", "A: devnum=3", "",
-        ]
-        ports = (("1", "ID_MM_PORT_TYPE_GPS"), ("2", "ID_MM_PORT_TYPE_AT_PRIMARY"))
-        for number, kind in ports:
-            interface = "%s/2-1:1.%s" % (usb, number)
-            name = "ttyUSB" + number
-            port = "%s/%s/tty/%s" % (interface, name, name)
-            self.syspaths += [interface, port]
-            description += [
-                "P: %s" % interface[4:], "E: SUBSYSTEM=usb", "E: DEVTYPE=usb_interface", "E: DRIVER=option",
-                "E: PRODUCT=2c7c/125/318", "E: INTERFACE=255/255/255", "A: bInterfaceNumber=0" + number,
-                "A: bInterfaceClass=ff", "A: bInterfaceSubClass=ff", "A: bInterfaceProtocol=ff", "",
-                "P: %s" % port[4:], "N: " + name, "E: DEVNAME=/dev/" + name, "E: SUBSYSTEM=tty",
-                "E: %s=1" % kind, "E: ID_MM_CANDIDATE=1", "E: ID_MM_DEVICE_PROCESS=1", "E: ID_VENDOR_ID=2c7c",
-                "E: ID_MODEL_ID=0125", "E: ID_USB_INTERFACE_NUM=0" + number, "A: dev=188:" + number, "",
-            ]
-        self.testbed.add_from_string("\n".join(description))
+        self.gps_starts = 0
+        self.plugs = 0
         self.masters = {}
         self.slaves = []
+        self.watches = []
         self.handler = Ioctls()
-        for number, _ in ports:
-            name = "ttyUSB" + number
-            master = self.testbed.get_dev_fd("/dev/" + name)
-            number_bytes = fcntl.ioctl(master, TIOCGPTN, struct.pack("I", 0))
-            slave = os.open("/dev/pts/%d" % struct.unpack("I", number_bytes)[0], os.O_RDWR | os.O_NOCTTY)
-            tty.setraw(slave)
-            self.slaves.append(slave)
-            self.masters[name] = master
-            self.buffers[master] = b""
-            self.testbed.attach_ioctl("/dev/" + name, self.handler)
-            GLib.io_add_watch(master, GLib.PRIORITY_DEFAULT, GLib.IO_IN, self.readable)
+        self.plug()
         if os.path.exists(control_path):
             os.unlink(control_path)
         self.control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -155,23 +133,81 @@ class Modem:
         GLib.timeout_add(1000, self.stream)
         print("testbed at", self.testbed.get_root_dir(), flush=True)
 
+    # The device.
+
+    def plug(self):
+        """Adds the USB device and its two ttys, each backed by a new pty, and announces them. Each time it is
+        plugged in the device has a new USB address and new tty names, as after a real replug (umockdev keeps a
+        removed node's name taken)."""
+        self.plugs += 1
+        devnum, first = 2 + self.plugs, 2 * self.plugs - 1
+        usb = "/sys/devices/pci0000:00/0000:00:14.0/usb2/2-%d" % devnum
+        self.syspaths = [usb]
+        description = [
+            "P: %s" % usb[4:], "E: SUBSYSTEM=usb", "E: DEVTYPE=usb_device", "E: DRIVER=usb",
+            "E: PRODUCT=2c7c/125/318", "E: ID_VENDOR_ID=2c7c", "E: ID_MODEL_ID=0125", "E: ID_MM_DEVICE_PROCESS=1",
+            "A: idVendor=2c7c", "A: idProduct=0125", "A: manufacturer=Quectel", "A: product=EG25-G",
+            "A: bcdDevice=0318", "A: busnum=2", "A: devnum=%d" % devnum, "",
+        ]
+        ports = (("1", "gps", "ID_MM_PORT_TYPE_GPS", first), ("2", "at", "ID_MM_PORT_TYPE_AT_PRIMARY", first + 1))
+        for number, _, kind, minor in ports:
+            interface = "%s/2-%d:1.%s" % (usb, devnum, number)
+            name = "ttyUSB%d" % minor
+            port = "%s/%s/tty/%s" % (interface, name, name)
+            self.syspaths += [interface, port]
+            description += [
+                "P: %s" % interface[4:], "E: SUBSYSTEM=usb", "E: DEVTYPE=usb_interface", "E: DRIVER=option",
+                "E: PRODUCT=2c7c/125/318", "E: INTERFACE=255/255/255", "A: bInterfaceNumber=0" + number,
+                "A: bInterfaceClass=ff", "A: bInterfaceSubClass=ff", "A: bInterfaceProtocol=ff", "",
+                "P: %s" % port[4:], "N: " + name, "E: DEVNAME=/dev/" + name, "E: SUBSYSTEM=tty",
+                "E: %s=1" % kind, "E: ID_MM_CANDIDATE=1", "E: ID_MM_DEVICE_PROCESS=1", "E: ID_VENDOR_ID=2c7c",
+                "E: ID_MODEL_ID=0125", "E: ID_USB_INTERFACE_NUM=0" + number, "A: dev=188:%d" % minor, "",
+            ]
+        self.testbed.add_from_string("\n".join(description))
+        for _, role, _, minor in ports:
+            name = "ttyUSB%d" % minor
+            master = self.testbed.get_dev_fd("/dev/" + name)
+            number_bytes = fcntl.ioctl(master, TIOCGPTN, struct.pack("I", 0))
+            slave = os.open("/dev/pts/%d" % struct.unpack("I", number_bytes)[0], os.O_RDWR | os.O_NOCTTY)
+            tty.setraw(slave)
+            self.slaves.append(slave)
+            self.masters[role] = master
+            self.buffers[master] = b""
+            self.testbed.attach_ioctl("/dev/" + name, self.handler)
+            self.watches.append(GLib.io_add_watch(master, GLib.PRIORITY_DEFAULT, GLib.IO_IN, self.readable))
+
+    def unplug(self):
+        """Removes the device, as when it is pulled out, and closes its ptys."""
+        for path in reversed(self.syspaths):
+            self.testbed.uevent(path, "remove")
+        for path in reversed(self.syspaths):
+            self.testbed.remove_device(path)
+        for watch in self.watches:
+            GLib.source_remove(watch)
+        for slave in self.slaves:
+            os.close(slave)
+        self.syspaths, self.watches, self.slaves, self.masters, self.buffers = [], [], [], {}, {}
+        self.gps_on = False
+
     # The AT port.
 
-    def write(self, port, text):
+    def write(self, role, text):
+        if role not in self.masters:
+            return
         try:
-            os.write(self.masters[port], text.encode())
+            os.write(self.masters[role], text.encode())
         except OSError as error:
-            print("write to", port, "failed:", error, flush=True)
+            print("write to the", role, "port failed:", error, flush=True)
 
     def urc(self, *lines):
-        self.write("ttyUSB2", "".join("\r\n%s\r\n" % line for line in lines))
+        self.write("at", "".join("\r\n%s\r\n" % line for line in lines))
 
     def readable(self, fd, _condition):
         try:
             data = os.read(fd, 4096)
         except OSError:
             return True
-        if fd != self.masters["ttyUSB2"]:
+        if fd != self.masters.get("at"):
             return True
         self.buffers[fd] += data
         while b"\r" in self.buffers[fd]:
@@ -186,7 +222,7 @@ class Modem:
         lines = []
         upper = command.upper()
         if not upper.startswith("AT"):
-            self.write("ttyUSB2", "\r\nERROR\r\n")
+            self.write("at", "\r\nERROR\r\n")
             return
         parts = command[2:].split(";")
         for index, part in enumerate(parts):
@@ -194,12 +230,12 @@ class Modem:
             if result is None:
                 self.refused.append(command)
                 print("> ERROR", flush=True)
-                self.write("ttyUSB2", "\r\nERROR\r\n")
+                self.write("at", "\r\nERROR\r\n")
                 return
             lines += result
         reply = "".join("\r\n%s\r\n" % line for line in lines) + "\r\nOK\r\n"
         print(">", lines, "OK", flush=True)
-        self.write("ttyUSB2", reply)
+        self.write("at", reply)
 
     def registration(self, prefix, rats):
         """The answer to AT+CREG?, AT+CGREG? or AT+CEREG? (mode 2)."""
@@ -248,6 +284,7 @@ class Modem:
             return []
         if key == "+QGPS=1":
             self.gps_on = True
+            self.gps_starts += 1
             return []
         if key == "+QGPSEND":
             self.gps_on = False
@@ -294,7 +331,7 @@ class Modem:
                 checksum("%sRMC,%s,A,%s,%s,%s,%s,0.0,0.0,%s,,,A" % (
                     talker, clock, latitude, ns, longitude, ew, time.strftime("%d%m%y", now))),
             ]
-            self.write("ttyUSB1", "".join(s + "\r\n" for s in sentences))
+            self.write("gps", "".join(s + "\r\n" for s in sentences))
         return True
 
     # The control channel.
@@ -356,12 +393,33 @@ class Modem:
                 self.talker = arguments[1]
             return ""
         if name == "remove":
-            for path in reversed(self.syspaths):
-                self.testbed.uevent(path, "remove")
-            for path in reversed(self.syspaths):
-                self.testbed.remove_device(path)
-            self.syspaths = []
+            if not self.syspaths:
+                raise ValueError("the device is not plugged in")
+            self.unplug()
             return ""
+        if name == "add":
+            if self.syspaths:
+                raise ValueError("the device is plugged in already")
+            self.plug()
+            return ""
+        if name == "reset":
+            replugged = not self.syspaths
+            if replugged:
+                self.plug()
+            self.latitude, self.longitude = DEFAULT_POSITION
+            self.nmea, self.talker = True, "GN"
+            changed = (self.cell, self.operator) != (DEFAULT_CELL, DEFAULT_OPERATOR)
+            self.cell, self.operator = dict(DEFAULT_CELL), DEFAULT_OPERATOR
+            if not self.registered:
+                self.registered = True
+                self.announce()
+            elif changed and not replugged:
+                self.urc("+CREG: 2", "+CGREG: 2", "+CEREG: 2")
+                GLib.timeout_add(1000, lambda: self.announce() and False)
+                return "searching"
+            return "plugged" if replugged else ""
+        if name == "gps":
+            return "%s %d" % ("on" if self.gps_on else "off", self.gps_starts)
         if name == "refused":
             return ",".join(self.refused)
         raise ValueError("unknown command " + name)

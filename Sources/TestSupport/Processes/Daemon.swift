@@ -14,16 +14,32 @@ public final class DaemonHarness: @unchecked Sendable {
     /// The daemon process.
     public private(set) var daemon: ChildProcess?
 
+    /// Whether ``stop()`` stops the bus too.
+    private let stopsBus: Bool
+
     /// Starts a bus; `config` is the daemon's configuration text (`@DIR@` is replaced by ``directory``).
     /// Unless the text has an `[authorisation]` section, one is appended that keeps the grants in the harness
     /// folder and asks polkit only when `polkit` is true. Call ``startDaemon(arguments:)`` to start the daemon.
-    public init(config: String, files: [String: String] = [:], polkit: Bool = false, bus: PrivateBus? = nil) throws {
+    ///
+    /// With `folder`, the harness keeps its files in that new folder of the bus's and leaves the bus running when
+    /// it stops, so that several daemons in turn can share a bus and what runs on it, each with state of its own.
+    public init(
+        config: String, files: [String: String] = [:], polkit: Bool = false, bus: PrivateBus? = nil,
+        folder: String? = nil
+    ) throws {
         var config = config
         if !config.contains("[authorisation]") {
             config += "\n\n[authorisation]\npolkit=\(polkit)\ngrants=@DIR@/grants\n"
         }
         self.bus = try bus ?? PrivateBus()
-        directory = self.bus.directory
+        if let folder {
+            directory = self.bus.directory.appendingPathComponent(folder)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: false)
+            stopsBus = false
+        } else {
+            directory = self.bus.directory
+            stopsBus = true
+        }
         for (name, text) in files {
             try text.replacingOccurrences(of: "@DIR@", with: directory.path)
                 .write(to: directory.appendingPathComponent(name), atomically: true, encoding: .utf8)
@@ -93,10 +109,10 @@ public final class DaemonHarness: @unchecked Sendable {
         return ((status >> 8) & 0xff, process.log)
     }
 
-    /// Stops the daemon and the bus.
+    /// Stops the daemon and, unless the harness has a folder of the bus's, the bus.
     public func stop() {
         daemon?.stop()
-        bus.stop()
+        if stopsBus { bus.stop() }
     }
 
     deinit { stop() }

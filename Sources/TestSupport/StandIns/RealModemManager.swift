@@ -17,6 +17,8 @@ import TestBasics
 public final class RealModemManager: @unchecked Sendable {
     public static let busName = "org.freedesktop.ModemManager1"
     public static let managerPath = "/org/freedesktop/ModemManager1"
+    /// ModemManager's Location interface.
+    public static let locationInterface = "org.freedesktop.ModemManager1.Modem.Location"
     /// The emulated modem.
     public static let script = ProjectPaths.standIns.appendingPathComponent("emulated_modem.py")
     /// ModemManager's packaged bus policy (Debian puts it under /etc).
@@ -66,7 +68,9 @@ public final class RealModemManager: @unchecked Sendable {
     /// The emulated modem's process.
     public let modem: ChildProcess
     /// ModemManager's process.
-    public let process: ChildProcess
+    public private(set) var process: ChildProcess
+    /// The umockdev testbed's folder.
+    private let testbed: String
     /// ModemManager's debug log.
     public var logFile: URL { process.logFile }
     /// The emulated modem's control socket.
@@ -83,10 +87,7 @@ public final class RealModemManager: @unchecked Sendable {
         polkit = try BusStandIn.dbusmock(
             bus: bus, busName: Self.polkitName, label: "the polkit stand-in", template: "polkitd",
             logName: "polkitd-mock")
-        let allowed = Self.actions.filter { !refused.contains($0) }
-        try polkit.call(
-            "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.DBus.Mock", "SetAllowed",
-            ["as", String(allowed.count)] + allowed)
+        try Self.allow(Self.actions.filter { !refused.contains($0) }, polkit: polkit)
         controlSocket = bus.directory.appendingPathComponent("emulated-modem-\(UUID().uuidString.prefix(8))")
         modem = try ChildProcess(
             BusStandIn.python, [Self.script.path, controlSocket.path], environment: bus.environment,
@@ -97,12 +98,24 @@ public final class RealModemManager: @unchecked Sendable {
             guard modem.isRunning else { throw TestEnvironmentError("the emulated modem exited:\n\(modem.log)") }
             return FileManager.default.fileExists(atPath: socket.path)
         }
+        testbed = try Self.send(socket, ["dir"], modem: modem)
+        process = try Self.startModemManager(on: bus, testbed: testbed)
+        try waitForModem()
+        if enable { try self.enable() }
+    }
+
+    /// Starts ModemManager under umockdev's preload, seeing the testbed at `testbed`.
+    private static func startModemManager(on bus: PrivateBus, testbed: String) throws -> ChildProcess {
         var environment = bus.environment
-        environment["UMOCKDEV_DIR"] = try Self.send(socket, ["dir"], modem: modem)
+        environment["UMOCKDEV_DIR"] = testbed
         environment["LD_PRELOAD"] = "libumockdev-preload.so.0"
-        process = try ChildProcess(
-            Self.program, ["--debug"], environment: environment,
+        return try ChildProcess(
+            program, ["--debug"], environment: environment,
             logFile: bus.directory.appendingPathComponent("modemmanager-\(UUID().uuidString).log"))
+    }
+
+    /// Waits until ModemManager shows a modem, and keeps its path.
+    private func waitForModem() throws {
         let process = self.process
         var path = ""
         try Wait.until("ModemManager to show the emulated modem", timeout: 30) {
@@ -120,7 +133,6 @@ public final class RealModemManager: @unchecked Sendable {
             return true
         }
         modemPath = path
-        if enable { try self.enable() }
     }
 
     /// Throws unless ModemManager, its policy, umockdev's preload and its GObject bindings are installed.
@@ -195,6 +207,99 @@ public final class RealModemManager: @unchecked Sendable {
     /// The AT commands the emulated modem refused so far.
     public func refusedCommands() throws -> [String] {
         try control(["refused"]).split(separator: ",").map(String.init)
+    }
+
+    /// The device comes back after ``remove()``; returns once ModemManager shows it, enabled and registered.
+    public func add() throws {
+        try control(["add"])
+        try waitForModem()
+        try enable()
+    }
+
+    /// Stops ModemManager, leaving the emulated modem; ``start()`` starts it again.
+    public func stopModemManager() {
+        process.stop(grace: 10)
+    }
+
+    /// Starts ModemManager after ``stopModemManager()``; returns once it shows the modem, enabled and registered.
+    public func start() throws {
+        process = try Self.startModemManager(on: bus, testbed: testbed)
+        try waitForModem()
+        try enable()
+    }
+
+    /// Makes polkit's stand-in answer yes to ModemManager's ``actions`` but `refused`, from the next check on.
+    public func refuse(_ refused: Set<String>) throws {
+        try Self.allow(Self.actions.filter { !refused.contains($0) }, polkit: polkit)
+    }
+
+    private static func allow(_ actions: [String], polkit: BusStandIn) throws {
+        try polkit.call(
+            "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.DBus.Mock", "SetAllowed",
+            ["as", String(actions.count)] + actions)
+    }
+
+    /// The emulated network, receiver and polkit's answers as they were at the start, the device plugged in,
+    /// ModemManager running and its location sources set up as `sources` (its `MMModemLocationSource` bits) with
+    /// signals off and the GPS refresh rate at ModemManager's default of 30 s: what a test that shares this
+    /// ModemManager finds, whatever the test before it left.
+    public func reset(sources: UInt32) throws {
+        let answer = try control(["reset"])
+        if !process.isRunning {
+            try start()
+        } else if answer == "plugged" {
+            try waitForModem()
+            try enable()
+        } else if answer == "searching" {
+            try Wait.until("the modem to search", timeout: 20) { try modemProperty("State") != "i 8" }
+        }
+        try refuse([])
+        if try modemProperty("State") == "i 3" { try enable() }
+        try Wait.until("the modem back on its first cell", timeout: 20) {
+            try modemProperty("State") == "i 8"
+                && modemProperty("OperatorCode", interface: "org.freedesktop.ModemManager1.Modem.Modem3gpp")
+                    == "s \"26201\""
+        }
+        try setUpLocation(sources: sources, signals: false)
+        try location("SetGpsRefreshRate", ["u", "30"])
+    }
+
+    /// Calls `Setup` on the modem's Location interface, as another program on the machine would.
+    public func setUpLocation(sources: UInt32, signals: Bool) throws {
+        try location("Setup", ["ub", String(sources), String(signals)])
+    }
+
+    /// The location sources enabled (`Enabled`, `MMModemLocationSource` bits) and whether `Location` is signalled.
+    public func locationSetup() throws -> (enabled: UInt32, signals: Bool) {
+        let interface = Self.locationInterface
+        let enabled = try modemProperty("Enabled", interface: interface)
+        let signals = try modemProperty("SignalsLocation", interface: interface)
+        guard enabled.hasPrefix("u "), let bits = UInt32(enabled.dropFirst(2)) else {
+            throw TestEnvironmentError("Enabled: \(enabled)")
+        }
+        return (bits, signals == "b true")
+    }
+
+    /// The GPS refresh rate in seconds (`GpsRefreshRate`).
+    public func gpsRefreshRate() throws -> UInt32 {
+        let rate = try modemProperty("GpsRefreshRate", interface: Self.locationInterface)
+        guard rate.hasPrefix("u "), let seconds = UInt32(rate.dropFirst(2)) else {
+            throw TestEnvironmentError("GpsRefreshRate: \(rate)")
+        }
+        return seconds
+    }
+
+    /// Whether the emulated receiver is on (`AT+QGPS=1` without `AT+QGPSEND` since), and how often it was turned on.
+    public func receiver() throws -> (on: Bool, starts: Int) {
+        let words = try control(["gps"]).split(separator: " ")
+        guard words.count == 2, let starts = Int(words[1]) else { throw TestEnvironmentError("gps: \(words)") }
+        return (words[0] == "on", starts)
+    }
+
+    private func location(_ method: String, _ arguments: [String]) throws {
+        let result = try BusStandIn.busctl(
+            bus, ["call", "--timeout=30", Self.busName, modemPath, Self.locationInterface, method] + arguments)
+        guard result.status == 0 else { throw TestEnvironmentError("\(method): \(result.output)\n\(log)") }
     }
 
     /// What ModemManager and the emulated modem wrote, for a failure's message.
