@@ -99,6 +99,58 @@ struct RealModemManagerTests {
         }
     }
 
+    @Test func anExactClientGetsTheCellsAnswerAsIsAndAKnownCellIsNotAskedAgain() async throws {
+        let rig = try await Rig.make(config: "[3g]\nenable=true\n")
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let client = try await app.startedClient(level: 8)
+        try await app.waitFor("a cell fix", timeout: .seconds(20)) { !app.locationUpdates.isEmpty }
+        let harness = rig.harness
+        let status = try await onOwnThread { try runCLI(harness, ["status"]) }.output
+        #expect(status.contains(": lte 262-1 TAC 3C4D CI 1A2B3C4\n"), "\(status)")
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
+        try await app.waitForProviderRow("cell", "the provider stopped") { !$0.running }
+        let updates = app.locationUpdates.count
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
+        try await app.waitFor("the known cell's fix again", timeout: .seconds(20)) {
+            app.locationUpdates.count > updates
+        }
+        #expect(try await onOwnThread { try rig.queriedTowers() }.count == 1, "the known cell was asked again")
+    }
+
+    /// Once no client runs, the daemon turns the signalling it turned on back off: a cell changed meanwhile is the
+    /// one served at the next start, never the answer of the cell the phone has left.
+    @Test func aCellLeftWhileNoClientRanIsNotServedAtTheNextStart() async throws {
+        let rig = try await Rig.make(config: "[3g]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let client = try await app.startedClient(level: 8)
+        try await app.waitFor("the first cell's fix", timeout: .seconds(20)) { !app.locationUpdates.isEmpty }
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Stop")
+        try await onOwnThread {
+            try Wait.until("signalling off again", timeout: 20) { try !mm.locationSetup().signals }
+            try mm.setCell(
+                .init(
+                    radio: "lte", mobileCountryCode: "262", mobileNetworkCode: "01", areaCode: 0x3C4E,
+                    cellID: 0x1A2_B3C5))
+            try rig.server.setLocation(latitude: 48.2, longitude: 11.6, accuracy: 1500)
+        }
+        let updates = app.locationUpdates.count
+        _ = try await app.call(client, GeoClueTestClient.clientInterface, "Start")
+        try await app.waitFor("a fix after the new start", timeout: .seconds(20)) {
+            app.locationUpdates.count > updates
+        }
+        let fix = try #require(try await app.latestLocation())
+        #expect(fix["Latitude"]?.double == 48.2 && fix["Accuracy"]?.double == 1500, "the cell left was served: \(fix)")
+        let towers = try await onOwnThread { try rig.queriedTowers() }
+        #expect(towers.map { $0["cellId"] } == ["\(0x1A2_B3C4)", "\(0x1A2_B3C5)"], "\(towers)")
+    }
+
     @Test func anExactClientGetsTheModemsNMEAFixAndTheReceiverIsLeftAsFound() async throws {
         let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
         let mm = rig.modemManager
@@ -118,9 +170,9 @@ struct RealModemManagerTests {
         try await onOwnThread {
             try rig.waitForSetup(initial | ModemLocationSource.gpsNMEA, signals: true, "gps-nmea set up, signalled")
             try rig.waitForReceiver(true)
+            // The receiver is paced by the clients' TimeThreshold (0: every fix).
+            try Wait.until("GpsRefreshRate 0", timeout: 20) { try mm.gpsRefreshRate() == 0 }
         }
-        // The receiver is paced by the clients' TimeThreshold (0: every fix).
-        #expect(try await onOwnThread { try mm.gpsRefreshRate() } == 0)
         try await waitForFix(app, latitude: 52.5163, longitude: 13.3777, "from the modem's receiver")
         let fix = try #require(try await app.latestLocation())
         #expect(fix["Description"] == .string("Modem GNSS"), "\(fix)")
