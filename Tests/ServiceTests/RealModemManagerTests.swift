@@ -394,4 +394,57 @@ struct RealModemManagerTests {
         }
         try await waitForFix(app, latitude: 48.78, longitude: 9.19, "through the restarted ModemManager")
     }
+
+    @Test func theCompassHeadsTheReceiversFixesAndNotTheCellsForTheServiceUser() async throws {
+        // The daemon as the package runs it, as `whereabouts`: ModemManager's bus policy lets any user call its
+        // polkit-guarded methods, and iio-sensor-proxy's compass only the users the project's policy names. A cell's
+        // answer places an area, not the device, and gets no heading, as in GeoClue 2.6; the receiver's fixes do.
+        let rig = try await Rig.make(
+            config: "[3g]\nenable=true\n\n[modem-gps]\nenable=true\n\n[compass]\nenable=true\n\n"
+                + "[authorisation]\npolkit=false\ngrants=@DIR@/state/grants\n")
+        let mm = rig.modemManager
+        let proxy = try await onOwnThread { try SensorProxyHarness(bus: rig.bus) }
+        defer { proxy.stop() }
+        try await onOwnThread {
+            try mm.setNMEA(false)
+            let state = rig.harness.file("state")
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: false)
+            guard let user = getpwnam("whereabouts"), chown(state.path, user.pointee.pw_uid, user.pointee.pw_gid) == 0
+            else { throw TestEnvironmentError("cannot hand \(state.path) to whereabouts") }
+            try rig.harness.startDaemon(launcher: [
+                try Executables.find("setpriv").path, "--reuid=whereabouts", "--regid=whereabouts", "--clear-groups",
+            ])
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen", timeout: .seconds(20)) { $0.available }
+        try await app.waitForProviderRow("compass", "the compass seen", timeout: .seconds(20)) { $0.available }
+        let client = try await exactClient(app)
+        try await app.waitForProviderRow("compass", "the compass claimed", timeout: .seconds(20)) {
+            $0.details["claimed"] == .boolean(true)
+        }
+        /// The client's Location as both interfaces show it, once it is `description`'s.
+        func location(_ description: String) async throws -> [String: DBusValue] {
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                if let path = try await app.get(client, self.client, "Location").objectPath, path.description != "/" {
+                    let values = try await app.getAll(path, GeoClueTestClient.locationInterface).merging(
+                        try await app.getAll(path, "io.github.whereabouts1.Location")
+                    ) { geoClue, _ in geoClue }
+                    if values["Description"] == .string(description) { return values }
+                }
+                guard ContinuousClock.now < deadline else {
+                    throw TestEnvironmentError("no \(description) fix\n\(rig.harness.daemonLog)")
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        let cell = try await location("Cell towers")
+        #expect(cell["Heading"] == .double(-1) && cell["MagneticHeading"]?.double?.isNaN == true, "\(cell)")
+
+        try await onOwnThread { try mm.setNMEA(true) }
+        let receiver = try await location("Modem GNSS")
+        let magnetic = try #require(receiver["MagneticHeading"]?.double)
+        #expect((0..<360).contains(magnetic), "\(receiver)")
+    }
 }
