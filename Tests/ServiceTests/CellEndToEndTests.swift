@@ -116,10 +116,13 @@ struct CellEndToEndTests {
 
         for (index, cell) in Self.cases.enumerated() {
             if index > 0 {
+                // Another operator's network, found as a network gives it: the modem searches, then registers.
                 try await onOwnThread {
+                    try mm.setState(modem, .searching)
                     try mm.setAccessTechnologies(modem, cell.technologies)
                     try mm.setServingCell(
                         modem, operatorCode: cell.operatorCode, lac: cell.lac, tac: cell.tac, cellID: cell.cellID)
+                    try mm.setState(modem, .registered)
                 }
             }
             let sent = try await onOwnThread {

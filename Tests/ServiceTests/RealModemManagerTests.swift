@@ -447,4 +447,48 @@ struct RealModemManagerTests {
         let magnetic = try #require(receiver["MagneticHeading"]?.double)
         #expect((0..<360).contains(magnetic), "\(receiver)")
     }
+
+    @Test func theLocationValueAndTheRegistrationSignalsAreWhatTheStandInGives() async throws {
+        let rig = try await Rig.make(config: "")
+        let mm = rig.modemManager
+        let sources = rig.shared.initialSources | ModemLocationSource.threeGPPCell
+        let value = try await onOwnThread {
+            try mm.setUpLocation(sources: sources | ModemLocationSource.gpsNMEA, signals: true)
+            try mm.setGpsRefreshRate(0)
+            var sentences = ""
+            try Wait.until("the sentences in Location", timeout: 20) {
+                let location = try mm.modemProperty("Location", interface: RealModemManager.locationInterface)
+                let words = BusctlWords.split(location)
+                // `a{uv} N key s value ...`: the value after the key 4 (gps-nmea).
+                guard let key = stride(from: 2, to: words.count - 2, by: 3).first(where: { words[$0] == "4" })
+                else { return false }
+                sentences = words[key + 2]
+                return true
+            }
+            return sentences
+        }
+        let types = Set(value.components(separatedBy: "\r\n").compactMap { $0.split(separator: ",").first })
+        #expect(types == ["$GNGGA", "$GNRMC"], "\(value.debugDescription)")
+        ModemManagerParity.checkNMEAValue(
+            value, holds: Set(value.components(separatedBy: "\r\n").filter { !$0.isEmpty }))
+
+        try await onOwnThread {
+            try mm.setNMEA(false)
+            try mm.setUpLocation(sources: sources, signals: true)
+        }
+        let recorder = try await GeoClueTestClient(bus: rig.bus)
+        defer { recorder.close() }
+        try await onOwnThread {
+            try mm.setRegistered(false)
+            try Wait.until("searching", timeout: 20) { try mm.modemProperty("State") == "i 7" }
+            try mm.setRegistered(true)
+        }
+        let path = mm.modemPath
+        try await recorder.waitFor("the modem registered again", timeout: .seconds(20)) {
+            ModemManagerParity.propertyChanges(recorder.signals, modem: path).filter {
+                $0.properties.contains("State")
+            }.count == 2
+        }
+        ModemManagerParity.checkRegistrationSignals(ModemManagerParity.propertyChanges(recorder.signals, modem: path))
+    }
 }

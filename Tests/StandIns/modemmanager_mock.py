@@ -10,9 +10,10 @@ interface definitions, paths, error names and messages, what location clients us
   ReportKernelEvent, InhibitDevice) and org.freedesktop.DBus.ObjectManager (GetManagedObjects, InterfacesAdded,
   InterfacesRemoved) for the modems.
 * /org/freedesktop/ModemManager1/Modem/N (N counting from 0, never reused): org.freedesktop.ModemManager1.Modem,
-  every property of it, StateChanged(old, new, reason) after the State change is flushed, Enable(b) taking the
-  modem through enabling to enabled (or straight to registered when the network has a serving cell) and back
-  through disabling; and org.freedesktop.ModemManager1.Modem.Location, exported only while the modem has location
+  every property of it, StateChanged(old, new, reason) after the State change is flushed (on registering, after
+  the network's AccessTechnologies and the serving cell in Location, as ModemManager reports them), Enable(b)
+  taking the modem through enabling to enabled (or straight to registered when the network has a serving cell)
+  and back through disabling; and org.freedesktop.ModemManager1.Modem.Location, exported only while the modem has location
   capabilities and is past its SIM lock (state disabled or above), added and removed with InterfacesAdded and
   InterfacesRemoved as the state crosses that line.
 
@@ -29,7 +30,8 @@ The Location interface does what mm-iface-modem-location.c does:
   shows at once when the modem is registered.
 * Each source keeps what it gathered only while enabled: the 3GPP cell ("MCC,MNC,LAC,CI,TAC", LAC, CI and TAC in
   upper-case hexadecimal without leading zeros, absent until operator code, LAC or TAC, and CI are all known), the
-  latest NMEA sentence of each type (sequences such as GSV kept whole) joined with CR LF ("" before any),
+  latest NMEA sentence of each type (sequences such as GSV kept whole), each ending in CR LF and joined with one
+  more, in an order that is not the receiver's ("" before any),
   the GGA fix as {utc-time, latitude, longitude, altitude} (GNGGA preferred over GPGGA once seen), the CDMA base
   station as {latitude, longitude}. GetLocation answers from that.
 * The Location property follows only while SignalsLocation is true, and for the GPS sources at most once per
@@ -49,7 +51,9 @@ for root):
 * SetState(o, i state, u reason): the modem's state changes as ModemManager would report it (StateChanged with
   reason); SetFailed(o, u failed_reason): it fails (state -1 with StateFailedReason).
 * SetServingCell(o, s operator_code, u lac, u tac, u ci): the cell the network serves (operator code as MCC and
-  MNC digits, "" for unknown; 0 for an unknown number), read while the modem is registered.
+  MNC digits, "" for unknown; 0 for an unknown number), read while the modem is registered; as ModemManager reads
+  the operator only when the registration changes, a new operator code shows after the modem was searching
+  (SetState) or once the 3GPP source is enabled, as a network changing operators makes it search.
 * SetAccessTechnologies(o, u): the network's MMModemAccessTechnology bits.
 * PushNmea(o, s sentences): sentences from the modem's GPS port, one per line (CR LF or LF).
 * SetCdmaBaseStation(o, d latitude, d longitude): the CDMA base station's position.
@@ -413,8 +417,11 @@ class NmeaTraces:
         return True
 
     def value(self):
-        '''The cached sentences joined with CR LF.'''
-        return GLib.Variant('s', '\r\n'.join(self.traces.values()))
+        '''The cached sentences as ModemManager 1.20 writes them: each with its CR LF, one more CR LF between two,
+        in an order of their own (ModemManager's hash table's; here the types sorted backwards), never necessarily the
+        order the receiver sent them in.'''
+        kinds = sorted(self.traces, reverse=True)
+        return GLib.Variant('s', '\r\n'.join(self.traces[kind] + '\r\n' for kind in kinds))
 
 
 def nmea_number(text):
@@ -668,6 +675,15 @@ class Modem:
             return
         if failed_reason is None:
             failed_reason = FAILED_REASON_UNKNOWN if new == STATE_FAILED else FAILED_REASON_NONE
+        registering = old < STATE_REGISTERED <= new
+        if registering:
+            # The registration report comes first: ModemManager shows the network's technologies, the operator and
+            # the serving cell, then the modem's State.
+            self.modem.set('AccessTechnologies', self.network_access)
+            self.modem.flush()
+            self.read_cell(registered=True)
+            if self.location:
+                self.location.flush()
         self.modem.set('State', new)
         self.modem.set('StateFailedReason', failed_reason)
         self.modem.set('UnlockRequired', LOCK_SIM_PIN if new == STATE_LOCKED else LOCK_NONE)
@@ -692,9 +708,6 @@ class Modem:
                               (self.path, [LOCATION_IFACE]))
         if old < STATE_ENABLED <= new and self.location:
             self.setup_gathering(self.capabilities & ~NOT_DEFAULT_SOURCES)
-        if old < STATE_REGISTERED <= new:
-            self.modem.set('AccessTechnologies', self.network_access)
-            self.read_cell()
 
     # The Location interface's gathering, as mm-iface-modem-location.c does it.
 
@@ -751,18 +764,21 @@ class Modem:
         self.location_values = values
         self.location.set('Location', GLib.Variant('a{uv}', values))
 
-    def read_cell(self):
-        '''A registration report: the serving cell reaches the 3GPP source while the modem is registered.'''
+    def read_cell(self, operator=True, registered=None):
+        '''A registration report: the serving cell reaches the 3GPP source while the modem is registered (or
+        `registered`); the operator code is read again only with `operator`.'''
         cell = self.gathered.sources.get(SOURCE_3GPP_LAC_CI) if self.location else None
         if cell is None:
             return
-        if self.state < STATE_REGISTERED:
+        if not (self.state >= STATE_REGISTERED if registered is None else registered):
             self.clear_cell()
             return
         if self.serving_cell is None:
             return
         code, lac, tac, ci = self.serving_cell
-        changed = cell.set_operator_code(code) if code else False
+        # ModemManager asks for the operator (AT+COPS?) only when the registration changes: a new operator code
+        # reaches the location through a registration lost and found again, or enabling the 3GPP source.
+        changed = cell.set_operator_code(code) if code and (operator or cell.operator_code is None) else False
         if lac or tac or ci:
             changed = cell.update(lac, tac, ci) or changed
         if changed:
@@ -1016,7 +1032,7 @@ class Service:
             if code and not (5 <= len(code) <= 6 and code.isdigit()):
                 raise ModemManagerError('InvalidArgs', f'operator code {code!r} is not 5 or 6 digits')
             modem.serving_cell = (code or None, lac, tac, ci) if code or lac or tac or ci else None
-            modem.read_cell()
+            modem.read_cell(operator=False)
         elif method == 'SetAccessTechnologies':
             modem.network_access = args[1]
             if modem.state >= STATE_REGISTERED:

@@ -48,7 +48,15 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         var child: pid_t = 0
-        let result = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
+        var result = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
+        // A program just copied (SharedCopies) is busy for as long as a process another thread was spawning at that
+        // moment still holds the copy's descriptor, until that process runs its own program: a moment.
+        var busyRetries = 0
+        while result == ETXTBSY, busyRetries < 200 {
+            busyRetries += 1
+            usleep(10_000)
+            result = posix_spawn(&child, executable.path, &actions, &attributes, argv, envp)
+        }
         guard result == 0 else { throw TestEnvironmentError("cannot start \(executable.path): error \(result)") }
         pid = child
     }

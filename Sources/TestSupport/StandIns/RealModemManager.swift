@@ -261,7 +261,12 @@ public final class RealModemManager: @unchecked Sendable {
                     == "s \"26201\""
         }
         try setUpLocation(sources: sources, signals: false)
-        try location("SetGpsRefreshRate", ["u", "30"])
+        try setGpsRefreshRate(30)
+    }
+
+    /// Calls `SetGpsRefreshRate` on the modem's Location interface.
+    public func setGpsRefreshRate(_ seconds: UInt32) throws {
+        try location("SetGpsRefreshRate", ["u", String(seconds)])
     }
 
     /// Calls `Setup` on the modem's Location interface, as another program on the machine would.
