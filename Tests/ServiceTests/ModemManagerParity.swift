@@ -8,17 +8,24 @@ import Testing
 /// (`RealModemManagerTests`) and on the stand-in (`ModemManagerStandInTests`), so that where the stand-in strays from
 /// it a test fails.
 enum ModemManagerParity {
-    /// Checks the `gps-nmea` entry of `Location` as ModemManager writes it: each sentence with its CR LF and one more
-    /// CR LF between two (`$GNRMC…\r\n\r\n$GNGGA…\r\n`), holding `sentences`, in whatever order (ModemManager's is its
-    /// hash table's, not the receiver's).
+    /// Checks the `gps-nmea` entry of `Location` as ModemManager writes it: the latest sentence of each type, a
+    /// sequence such as GSV kept whole, each sentence with its CR LF and one more CR LF between two types
+    /// (`$GPGSV,3,1…\r\n$GPGSV,3,2…\r\n$GPGSV,3,3…\r\n\r\n$GNRMC…\r\n\r\n$GNGGA…\r\n`), holding `sentences`,
+    /// in whatever order (ModemManager's is its hash table's, not the receiver's).
     static func checkNMEAValue(_ value: String, holds sentences: Set<String>) {
-        let lines = value.components(separatedBy: "\r\n")
-        // "A\r\n\r\nB\r\n" splits into A, "", B, "".
-        let written = stride(from: 0, to: lines.count, by: 2).map { lines[$0] }
-        let between = stride(from: 1, to: lines.count, by: 2).map { lines[$0] }
-        #expect(lines.count == 2 * sentences.count, "\(value.debugDescription)")
-        #expect(between.allSatisfy { $0.isEmpty }, "\(value.debugDescription)")
-        #expect(Set(written) == sentences, "\(value.debugDescription)")
+        guard value.hasSuffix("\r\n") else {
+            Issue.record("no CR LF at the end: \(value.debugDescription)")
+            return
+        }
+        // "\r\n" is one Character: drop the two scalars.
+        let body = String(String.UnicodeScalarView(value.unicodeScalars.dropLast(2)))
+        let types = body.components(separatedBy: "\r\n\r\n").map { $0.components(separatedBy: "\r\n") }
+        #expect(Set(types.joined()) == sentences, "\(value.debugDescription)")
+        #expect(types.joined().count == sentences.count, "\(value.debugDescription)")
+        for type in types {
+            let kinds = Set(type.map { $0.prefix { $0 != "," } })
+            #expect(kinds.count == 1, "one type per part: \(type)")
+        }
     }
 
     /// The `PropertiesChanged` signals among `signals` from the object at `modem`, in order: each one's interface
@@ -59,6 +66,12 @@ struct ModemManagerStandInParityTests {
     typealias Environment = ModemManagerStandInTests.Environment
     nonisolated static let gga = ModemManagerStandInTests.gga
     nonisolated static let rmc = ModemManagerStandInTests.rmc
+    /// A GSA and a sequence of three GSV.
+    nonisolated static let sky = [
+        "$GPGSA,A,3,02,05,12,15,24,29,,,,,,,1.8,0.9,1.5*3B",
+        "$GPGSV,3,1,06,02,62,048,44,05,41,117,40*74", "$GPGSV,3,2,06,12,33,205,38,15,18,301,31*7C",
+        "$GPGSV,3,3,06,24,55,260,42,29,12,084,27*7A",
+    ]
 
     @Test func theLocationValueAndTheRegistrationSignalsAreWhatModemManagerGives() async throws {
         let environment = try await onOwnThread { try Environment() }
@@ -69,13 +82,13 @@ struct ModemManagerStandInParityTests {
             try mm.setServingCell(modem, operatorCode: "26201", lac: 0, tac: 0x3C4D, cellID: 0x1A2_B3C4)
             #expect(try environment.location(modem, "Setup", ["ub", "5", "true"]).status == 0)
             #expect(try environment.location(modem, "SetGpsRefreshRate", ["u", "0"]).status == 0)
-            try mm.pushNMEA(modem, [Self.gga, Self.rmc])
+            try mm.pushNMEA(modem, [Self.gga, Self.rmc] + Self.sky)
             let words = try environment.locationProperty(modem, "Location")
             guard let index = words.firstIndex(of: "4") else { throw TestEnvironmentError("no sentences: \(words)") }
             #expect(try environment.location(modem, "Setup", ["ub", "1", "true"]).status == 0)
             return (modem, words[index + 2])
         }
-        ModemManagerParity.checkNMEAValue(value, holds: [Self.gga, Self.rmc])
+        ModemManagerParity.checkNMEAValue(value, holds: Set([Self.gga, Self.rmc] + Self.sky))
 
         let recorder = try await GeoClueTestClient(bus: environment.bus)
         defer { recorder.close() }

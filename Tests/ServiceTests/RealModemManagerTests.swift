@@ -453,6 +453,7 @@ struct RealModemManagerTests {
         let mm = rig.modemManager
         let sources = rig.shared.initialSources | ModemLocationSource.threeGPPCell
         let value = try await onOwnThread {
+            try mm.setSky(true)
             try mm.setUpLocation(sources: sources | ModemLocationSource.gpsNMEA, signals: true)
             try mm.setGpsRefreshRate(0)
             var sentences = ""
@@ -463,14 +464,15 @@ struct RealModemManagerTests {
                 guard let key = stride(from: 2, to: words.count - 2, by: 3).first(where: { words[$0] == "4" })
                 else { return false }
                 sentences = words[key + 2]
-                return true
+                return sentences.contains("GSV,3,3")
             }
             return sentences
         }
-        let types = Set(value.components(separatedBy: "\r\n").compactMap { $0.split(separator: ",").first })
-        #expect(types == ["$GNGGA", "$GNRMC"], "\(value.debugDescription)")
-        ModemManagerParity.checkNMEAValue(
-            value, holds: Set(value.components(separatedBy: "\r\n").filter { !$0.isEmpty }))
+        let written = value.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let types = written.map { String($0.prefix { $0 != "," }) }
+        let expected = ["$GNGGA", "$GNGSA", "$GNRMC", "$GPGSV", "$GPGSV", "$GPGSV"]
+        #expect(types.sorted() == expected, "\(value.debugDescription)")
+        ModemManagerParity.checkNMEAValue(value, holds: Set(written))
 
         try await onOwnThread {
             try mm.setNMEA(false)
@@ -490,5 +492,31 @@ struct RealModemManagerTests {
             }.count == 2
         }
         ModemManagerParity.checkRegistrationSignals(ModemManagerParity.propertyChanges(recorder.signals, modem: path))
+    }
+
+    @Test func aReceiverWithItsSkyInViewGivesTheVerticalAccuracyOfItsGSA() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread {
+            try mm.setSky(true)
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let client = try await exactClient(app)
+        // GGA's HDOP of 0.9 and GSA's VDOP of 1.5 (the receiver's own UERE, as the daemon's accuracy model has it).
+        let deadline = ContinuousClock.now + .seconds(30)
+        var values: [String: DBusValue] = [:]
+        while !(values["VerticalAccuracy"]?.double.map { $0.isFinite && $0 > 0 } ?? false) {
+            guard ContinuousClock.now < deadline else {
+                throw TestEnvironmentError("no vertical accuracy: \(values)\n\(rig.harness.daemonLog)")
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            if let path = try await app.get(client, self.client, "Location").objectPath, path.description != "/" {
+                values = try await app.getAll(path, "io.github.whereabouts1.Location")
+            }
+        }
+        #expect(values["Altitude"]?.double == 545.4, "\(values)")
     }
 }

@@ -27,10 +27,12 @@ a line answered (`ok ...` or `error MESSAGE`). `--send` sends one and prints the
   unregister | register            lose the network (searching) or find it again
   move LAT LON                     the receiver's position, decimal degrees
   nmea on|off [GP|GN]              stream NMEA while the GPS is on, with that talker; off stops the stream
+  sky on|off                        add to each epoch a GSA (3D fix, PDOP 1.8, HDOP 0.9, VDOP 1.5) and three
+                                   GPGSV with six satellites in view, or leave them out (the start)
   remove                           the device leaves (udev remove), as when unplugged
   add                              the device comes back (udev add) with new ttys, after remove
   reset                            the device plugged in, with the first cell, operator, registration, position
-                                   and NMEA (on, GN talker); answers `plugged` when the device was plugged in
+                                   and NMEA (on, GN talker, no sky); answers `plugged` when the device was plugged in
                                    again, `searching` when the network is lost for a second to get there
   gps                              `on N` or `off N`: whether the GPS is on, and how often it was turned on
   refused                          the AT commands answered ERROR so far, comma-separated
@@ -112,6 +114,7 @@ class Modem:
         self.latitude, self.longitude = DEFAULT_POSITION
         self.nmea = True
         self.talker = "GN"
+        self.sky = False
         self.gps_on = False
         self.numeric_operator = False
         self.refused = []
@@ -331,6 +334,15 @@ class Modem:
                 checksum("%sRMC,%s,A,%s,%s,%s,%s,0.0,0.0,%s,,,A" % (
                     talker, clock, latitude, ns, longitude, ew, time.strftime("%d%m%y", now))),
             ]
+            if self.sky:
+                # A 3D fix from GPS (system id 1) and the six satellites in view, in a sequence of three GSV.
+                sentences.append(checksum("%sGSA,A,3,02,05,12,15,24,29,,,,,,,1.8,0.9,1.5,1" % talker))
+                satellites = [(2, 62, 48, 44), (5, 41, 117, 40), (12, 33, 205, 38), (15, 18, 301, 31),
+                              (24, 55, 260, 42), (29, 12, 84, 27)]
+                for part in range(3):
+                    fields = ",".join("%02d,%02d,%03d,%02d" % satellite
+                                      for satellite in satellites[2 * part:2 * part + 2])
+                    sentences.append(checksum("GPGSV,3,%d,06,%s" % (part + 1, fields)))
             self.write("gps", "".join(s + "\r\n" for s in sentences))
         return True
 
@@ -392,6 +404,9 @@ class Modem:
                     raise ValueError("unknown talker " + arguments[1])
                 self.talker = arguments[1]
             return ""
+        if name == "sky":
+            self.sky = arguments[0] == "on"
+            return ""
         if name == "remove":
             if not self.syspaths:
                 raise ValueError("the device is not plugged in")
@@ -407,7 +422,7 @@ class Modem:
             if replugged:
                 self.plug()
             self.latitude, self.longitude = DEFAULT_POSITION
-            self.nmea, self.talker = True, "GN"
+            self.nmea, self.talker, self.sky = True, "GN", False
             changed = (self.cell, self.operator) != (DEFAULT_CELL, DEFAULT_OPERATOR)
             self.cell, self.operator = dict(DEFAULT_CELL), DEFAULT_OPERATOR
             if not self.registered:

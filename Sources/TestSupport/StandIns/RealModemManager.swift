@@ -199,6 +199,12 @@ public final class RealModemManager: @unchecked Sendable {
         try control(["nmea", on ? "on" : "off", talker])
     }
 
+    /// Adds to each epoch the receiver's sky: a GSA with its dilutions (HDOP 0.9, VDOP 1.5) and a sequence of three
+    /// GSV with six satellites in view; or leaves them out.
+    public func setSky(_ on: Bool) throws {
+        try control(["sky", on ? "on" : "off"])
+    }
+
     /// The device leaves, as when unplugged.
     public func remove() throws {
         try control(["remove"])
