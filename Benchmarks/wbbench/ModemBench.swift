@@ -4,9 +4,11 @@ import Loop
 import TestBasics
 import TestSupport
 
-/// `wbbench --modem`: the modem path, whereaboutsd as users install it and GeoClue 2.6 with its modem GPS source,
-/// each on a private bus of its own with a ModemManager stand-in of its own holding one registered modem with a
-/// GPS. Each service's app (`Tests/Clients/location_client.py`, one bus connection) sees both the stand-in's
+/// `wbbench --modem`: the modem path, whereaboutsd as users install it and GeoClue 2.6 with its modem GPS source.
+/// The headline runs through the real ModemManager (``RealModemBench``); this part, shown beside it and named as
+/// such, runs each service on a private bus of its own with a ModemManager stand-in of its own holding one
+/// registered modem with a GPS, whose epochs the bench pushes ten times a second: without ModemManager's own
+/// reading of the serial port, it shows the services' share alone. Each service's app (`Tests/Clients/location_client.py`, one bus connection) sees both the stand-in's
 /// `PropertiesChanged` for `Location` (the moment ModemManager publishes the sentences) and the service's
 /// `LocationUpdated` on that connection and one clock: the time between them is the service's share, the bus's
 /// hops included (for GeoClue also its `GetLocation` call back to ModemManager, which libmm-glib makes on every
@@ -125,7 +127,15 @@ enum ModemBench {
                 + "\(Machine.packageVersion("libmm-glib0"))), polkitd \(Machine.packageVersion("polkitd")); "
                 + "\(ProcessInfo.processInfo.activeProcessorCount) cores, load average \(Machine.loadAverage())")
         print(
-            "each service on a private bus of its own with the ModemManager stand-in (Tests/StandIns/"
+            "through the real ModemManager: each service on a private bus of its own with Debian's ModemManager "
+                + "\(Machine.packageVersion("modemmanager")) and the emulated Quectel EG25 (Tests/StandIns/"
+                + "emulated_modem.py under umockdev), its receiver streaming GGA and RMC ($GP) once a second; "
+                + "whereaboutsd's ModemManager asks the real polkitd, GeoClue's a polkit stand-in")
+        let realOurs = try await RealModemBench.measureWhereabouts(epochs: options.epochs)
+        let realGeoClue = try await RealModemBench.measureGeoClue(epochs: options.epochs)
+        RealModemBench.report(whereabouts: realOurs, geoClue: realGeoClue, epochs: options.epochs)
+        print(
+            "\nthrough the stand-in: each service on a private bus of its own with the ModemManager stand-in (Tests/StandIns/"
                 + "modemmanager_mock.py, ModemManager 1.20's API) and one registered modem with a GPS, its NMEA source "
                 + "published for every epoch; one app per service on one connection (python-dbus, "
                 + "Tests/Clients/location_client.py), timing on its own clock the stand-in's PropertiesChanged for "
@@ -142,7 +152,7 @@ enum ModemBench {
         let ours = try await measureWhereabouts(options)
         let geoClue = try await measureGeoClue(options)
         print(
-            "\nModem NMEA → LocationUpdated, \(options.reports) epochs, each \(options.interval) ms after the last was pushed "
+            "\nThe stand-in, \(options.reports) epochs, each \(options.interval) ms after the last was pushed "
                 + "(the stand-in's PropertiesChanged for Location → the service's LocationUpdated, at the app)")
         print(
             "   whereaboutsd (as installed): \(summary(ours.milliseconds)); polkitd ran the grant rule "

@@ -9,6 +9,12 @@ public final class InstalledAuthorisation: @unchecked Sendable {
     public static let user = "nobody"
     /// The package's own rules file, installed in `/usr/share/polkit-1/rules.d` by the Debian package.
     public static let packageRules = ProjectPaths.root.appendingPathComponent("polkit/io.github.whereabouts1.rules")
+    /// The package's rule granting ModemManager's actions to the service's user.
+    public static let modemManagerRules = ProjectPaths.root.appendingPathComponent(
+        "polkit/io.github.whereabouts1-modemmanager.rules")
+    /// ModemManager's installed polkit actions.
+    public static let modemManagerActions = URL(
+        fileURLWithPath: "/usr/share/polkit-1/actions/org.freedesktop.ModemManager1.policy")
 
     /// The desktop id of the benchmark's app; ``grantRule(for:)`` also lets ids beginning with `APP-` in, so that
     /// a check polkit has not answered yet can be forced.
@@ -20,17 +26,24 @@ public final class InstalledAuthorisation: @unchecked Sendable {
     /// logind, answering `NoSessionForPID` for every process.
     public let logind: LogindMock
 
-    /// Starts a bus with polkitd's, logind's and `extraPolicy`'s rules, polkitd and the logind stand-in.
-    public init(app: String, extraPolicy: String = "") throws {
+    /// Starts a bus with polkitd's, logind's and `extraPolicy`'s rules, polkitd and the logind stand-in. With
+    /// `modemManager`, polkitd also knows ModemManager's actions (its installed policy) and has the package's rule
+    /// granting them to the service's user, for a real ModemManager on the bus.
+    public init(app: String, extraPolicy: String = "", modemManager: Bool = false) throws {
         self.app = app
         bus = try PolkitHarness.makeBus(extraPolicy: LogindMock.busPolicy + "\n" + extraPolicy)
-        let packageRules = try String(contentsOf: Self.packageRules, encoding: .utf8)
-        polkit = try PolkitHarness(
-            bus: bus,
-            rules: [
-                Self.grantRuleFile(for: app): Self.grantRule(for: app),
-                Self.packageRules.lastPathComponent: packageRules,
-            ])
+        var rules = [
+            Self.grantRuleFile(for: app): Self.grantRule(for: app),
+            Self.packageRules.lastPathComponent: try String(contentsOf: Self.packageRules, encoding: .utf8),
+        ]
+        var policies: [String: String] = [:]
+        if modemManager {
+            rules[Self.modemManagerRules.lastPathComponent] = try String(
+                contentsOf: Self.modemManagerRules, encoding: .utf8)
+            policies[Self.modemManagerActions.lastPathComponent] = try String(
+                contentsOf: Self.modemManagerActions, encoding: .utf8)
+        }
+        polkit = try PolkitHarness(bus: bus, rules: rules, extraPolicies: policies)
         logind = try LogindMock(bus: bus)
         // No process is in a session: GetSessionByPID answers NoSessionForPID, as logind does for them.
         try logind.mapProcesses([:])

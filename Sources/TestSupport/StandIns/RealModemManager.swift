@@ -13,7 +13,8 @@ import TestBasics
 /// what the emulated network and receiver report; ModemManager sees them as a real modem's answers.
 ///
 /// The bus must have ModemManager's packaged policy and let polkit's stand-in own its name: create it with
-/// `PrivateBus(extraPolicy: try RealModemManager.busPolicy())`.
+/// `PrivateBus(extraPolicy: try RealModemManager.busPolicy())`. Where a real polkitd is on the bus already (a
+/// benchmark of the service as installed), pass `polkitStandIn: false` to both: ModemManager then asks that one.
 public final class RealModemManager: @unchecked Sendable {
     public static let busName = "org.freedesktop.ModemManager1"
     public static let managerPath = "/org/freedesktop/ModemManager1"
@@ -34,11 +35,11 @@ public final class RealModemManager: @unchecked Sendable {
         "org.freedesktop.ModemManager1.Time", "org.freedesktop.ModemManager1.USSD",
     ]
 
-    /// ModemManager's own policy and the polkit stand-in's, for `PrivateBus(extraPolicy:)`; throws when
-    /// ModemManager is not installed.
-    public static func busPolicy() throws -> String {
+    /// ModemManager's own policy and, unless `polkitStandIn` is false, the polkit stand-in's, for
+    /// `PrivateBus(extraPolicy:)`; throws when ModemManager is not installed.
+    public static func busPolicy(polkitStandIn: Bool = true) throws -> String {
         try checkInstalled()
-        return "<include>\(policyFile.path)</include>\n" + BusStandIn.policy(owning: polkitName)
+        return "<include>\(policyFile.path)</include>\n" + (polkitStandIn ? BusStandIn.policy(owning: polkitName) : "")
     }
 
     /// One serving cell: the radio (`gsm`, `umts` or `lte`), the operator code's digits and the area code (LAC for
@@ -63,8 +64,8 @@ public final class RealModemManager: @unchecked Sendable {
 
     /// The bus it is on.
     public let bus: PrivateBus
-    /// polkit's stand-in.
-    public let polkit: BusStandIn
+    /// polkit's stand-in; nil when ModemManager asks the polkitd on the bus.
+    public let polkit: BusStandIn?
     /// The emulated modem's process.
     public let modem: ChildProcess
     /// ModemManager's process.
@@ -81,13 +82,18 @@ public final class RealModemManager: @unchecked Sendable {
     /// Starts polkit's stand-in allowing ModemManager's ``actions`` but `refused`, the emulated modem (serving
     /// LTE cell 262-01, TAC 3C4D, CI 1A2B3C4, and its receiver at 48.1371, 11.5754), and ModemManager; returns once ModemManager shows the modem and, with `enable`, once it is
     /// enabled and registered.
-    public init(bus: PrivateBus, refused: Set<String> = [], enable: Bool = true) throws {
+    public init(bus: PrivateBus, refused: Set<String> = [], enable: Bool = true, polkitStandIn: Bool = true) throws {
         try Self.checkInstalled()
         self.bus = bus
-        polkit = try BusStandIn.dbusmock(
-            bus: bus, busName: Self.polkitName, label: "the polkit stand-in", template: "polkitd",
-            logName: "polkitd-mock")
-        try Self.allow(Self.actions.filter { !refused.contains($0) }, polkit: polkit)
+        if polkitStandIn {
+            let polkit = try BusStandIn.dbusmock(
+                bus: bus, busName: Self.polkitName, label: "the polkit stand-in", template: "polkitd",
+                logName: "polkitd-mock")
+            try Self.allow(Self.actions.filter { !refused.contains($0) }, polkit: polkit)
+            self.polkit = polkit
+        } else {
+            polkit = nil
+        }
         controlSocket = bus.directory.appendingPathComponent("emulated-modem-\(UUID().uuidString.prefix(8))")
         modem = try ChildProcess(
             BusStandIn.python, [Self.script.path, controlSocket.path], environment: bus.environment,
@@ -236,6 +242,7 @@ public final class RealModemManager: @unchecked Sendable {
 
     /// Makes polkit's stand-in answer yes to ModemManager's ``actions`` but `refused`, from the next check on.
     public func refuse(_ refused: Set<String>) throws {
+        guard let polkit else { throw TestEnvironmentError("ModemManager asks the bus's own polkitd") }
         try Self.allow(Self.actions.filter { !refused.contains($0) }, polkit: polkit)
     }
 
@@ -340,7 +347,7 @@ public final class RealModemManager: @unchecked Sendable {
     public func stop() {
         process.stop(grace: 10)
         modem.stop(grace: 2)
-        polkit.stop()
+        polkit?.stop()
     }
 
     deinit { stop() }
