@@ -54,6 +54,13 @@ struct NMEAFields {
         return value
     }
 
+    /// One hexadecimal digit, either case (NMEA 4.10's system and signal ids).
+    func hexDigit(_ index: Int, _ field: String) throws(NMEAError) -> Int? {
+        guard let text = text(index) else { return nil }
+        guard text.count == 1, let digit = text.first?.hexDigitValue else { throw invalid(field, text) }
+        return digit
+    }
+
     /// A single letter from `allowed`.
     func letter(_ index: Int, _ field: String, from allowed: String) throws(NMEAError) -> Character? {
         guard let text = text(index) else { return nil }

@@ -35,6 +35,10 @@ import WhereaboutsCore
 /// this also carries GGA-only streams across midnight. With neither, the epoch is dropped.
 ///
 /// **Speed and course.** From RMC, else from VTG.
+///
+/// **Fix type and DOPs.** GGA's quality 2 is a differential fix, 4 RTK fixed, 5 RTK float; otherwise the GSA's
+/// mode says 2D or 3D, and without a GSA a GGA with an altitude is 3D, as gpsd reads it. HDOP comes from GGA, else
+/// GSA; VDOP and PDOP from GSA.
 public struct NMEAFixAssembler: Sendable {
     /// The provider kind stamped on every fix: ``ProviderKind/nmea`` for a live receiver, ``ProviderKind/replay``
     /// for a recording.
@@ -78,7 +82,7 @@ public struct NMEAFixAssembler: Sendable {
         case .vtg(let vtg):
             addUntimed({ $0.vtg = vtg })
             return nil
-        case .unsupported:
+        case .gsv, .unsupported:
             return nil
         }
     }
@@ -202,8 +206,24 @@ public struct NMEAFixAssembler: Sendable {
             latitude: position.latitude, longitude: position.longitude, horizontalAccuracy: horizontalAccuracy,
             altitude: altitude,
             ellipsoidalAltitude: altitude.flatMap { altitude in epoch.gga?.geoidSeparation.map { altitude + $0 } },
-            verticalAccuracy: verticalAccuracy, speed: speed, course: course, timestamp: timestamp,
-            provider: provider, description: "NMEA " + parts.joined(separator: "+"), isSimulated: isSimulated)
+            verticalAccuracy: verticalAccuracy, speed: speed, course: course,
+            fixType: fixType(epoch.gga, gsa, hasAltitude: altitude != nil),
+            hdop: positive(epoch.gga?.hdop) ?? positive(gsa?.hdop), vdop: positive(gsa?.vdop),
+            pdop: positive(gsa?.pdop), timestamp: timestamp, provider: provider,
+            description: "NMEA " + parts.joined(separator: "+"), isSimulated: isSimulated)
+    }
+
+    /// The fix type GGA's quality says, else GSA's mode, else GGA's altitude.
+    private func fixType(_ gga: NMEASentence.GGA?, _ gsa: NMEASentence.GSA?, hasAltitude: Bool) -> FixType {
+        switch (gga?.quality, gsa?.fixMode) {
+        case (2, _): .differential
+        case (4, _): .rtkFixed
+        case (5, _): .rtkFloat
+        case (_, 2): .twoDimensional
+        case (_, 3): .threeDimensional
+        case (.some, _): hasAltitude ? .threeDimensional : .twoDimensional
+        default: .none
+        }
     }
 
     /// The epoch's instant: RMC's date plus the time of day, else the time of day nearest the reference.

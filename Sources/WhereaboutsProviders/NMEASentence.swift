@@ -2,8 +2,8 @@
 ///
 /// Decoding is strict. A sentence starts with `$`, holds only printable ASCII, and ends with `*HH`, the XOR of
 /// the bytes between `$` and `*` in hexadecimal (either case is accepted). One line terminator (CR LF, LF or
-/// CR) may follow. The talker may be anything (`GP`, `GN`, `GL`, `GA`, `BD`, ...). GGA, RMC, GSA, GST and VTG
-/// are decoded with their fields' syntax and ranges checked; every other type, including proprietary `$P...`
+/// CR) may follow. The talker may be anything (`GP`, `GN`, `GL`, `GA`, `BD`, ...). GGA, RMC, GSA, GSV, GST and
+/// VTG are decoded with their fields' syntax and ranges checked; every other type, including proprietary `$P...`
 /// sentences, passes its framing checks and becomes ``Content-swift.enum/unsupported``.
 public struct NMEASentence: Sendable, Equatable {
     /// The longest line accepted, in characters from `$` to the checksum.
@@ -29,6 +29,8 @@ public struct NMEASentence: Sendable, Equatable {
         case rmc(RMC)
         /// DOP and active satellites.
         case gsa(GSA)
+        /// Satellites in view: one part of a sequence.
+        case gsv(GSV)
         /// Pseudorange error statistics.
         case gst(GST)
         /// Course over ground and ground speed.
@@ -86,16 +88,46 @@ public struct NMEASentence: Sendable, Equatable {
         public var date: NMEADate?
     }
 
-    /// GSA: the fix mode and dilutions of precision.
+    /// GSA: the fix mode, the satellites used and dilutions of precision.
     public struct GSA: Sendable, Equatable {
         /// 1 no fix, 2 two-dimensional, 3 three-dimensional.
         public var fixMode: Int
+        /// The numbers of the satellites used in the fix, as the talker numbers them (``NMEASatelliteNumbering``).
+        public var satellitesUsed: [Int]
+        /// The GNSS system id (NMEA 4.11): 1 GPS, 2 GLONASS, 3 Galileo, 4 BeiDou, 5 QZSS, 6 NavIC; nil before 4.11.
+        public var systemID: Int?
         /// Position dilution of precision.
         public var pdop: Double?
         /// Horizontal dilution of precision.
         public var hdop: Double?
         /// Vertical dilution of precision.
         public var vdop: Double?
+    }
+
+    /// GSV: one part of a sequence listing the satellites in view, at most four a part.
+    public struct GSV: Sendable, Equatable {
+        /// How many parts the sequence has, 1...9.
+        public var partCount: Int
+        /// Which part this is, 1...``partCount``.
+        public var partNumber: Int
+        /// How many satellites the whole sequence lists.
+        public var satellitesInView: Int
+        /// The satellites this part lists; empty padding groups are left out.
+        public var satellites: [InView]
+        /// The signal id (NMEA 4.10), one hexadecimal digit: which of a satellite's signals the sequence is about.
+        public var signalID: Int?
+
+        /// One satellite of a GSV part.
+        public struct InView: Sendable, Equatable {
+            /// Its number as the talker numbers it (``NMEASatelliteNumbering``).
+            public var number: Int
+            /// Degrees above the horizon, 0...90.
+            public var elevation: Double?
+            /// Degrees clockwise from true north, in 0..<360.
+            public var azimuth: Double?
+            /// C/N0 in dB-Hz, 0...99; nil while not tracked.
+            public var signalStrength: Double?
+        }
     }
 
     /// GST: standard deviations (1σ) of the position errors, in metres.
@@ -186,6 +218,7 @@ public struct NMEASentence: Sendable, Equatable {
         case "GGA": content = .gga(try GGA(NMEAFields(sentence: type, values: values, required: 14)))
         case "RMC": content = .rmc(try RMC(NMEAFields(sentence: type, values: values, required: 11)))
         case "GSA": content = .gsa(try GSA(NMEAFields(sentence: type, values: values, required: 17)))
+        case "GSV": content = .gsv(try GSV(NMEAFields(sentence: type, values: values, required: 3)))
         case "GST": content = .gst(try GST(NMEAFields(sentence: type, values: values, required: 8)))
         case "VTG": content = .vtg(try VTG(NMEAFields(sentence: type, values: values, required: 8)))
         default: content = .unsupported
@@ -267,9 +300,63 @@ extension NMEASentence.GSA {
             throw .missingField(sentence: fields.sentence, field: "fix mode")
         }
         self.fixMode = fixMode
+        var used: [Int] = []
+        for index in 2...13 {
+            if let number = try fields.integer(index, "satellite number", in: 1...999) { used.append(number) }
+        }
+        satellitesUsed = used
+        systemID = try fields.hexDigit(17, "system id")
         pdop = try fields.decimal(14, "PDOP", in: 0...)
         hdop = try fields.decimal(15, "HDOP", in: 0...)
         vdop = try fields.decimal(16, "VDOP", in: 0...)
+    }
+}
+
+extension NMEASentence.GSV {
+    /// Field layout: part count, part number, satellites in view, then up to four groups of number, elevation,
+    /// azimuth and C/N0, then optionally the signal id (4.10). A part may not list more satellites than the
+    /// sequence has left after the parts before it, nor be numbered past the part count.
+    init(_ fields: NMEAFields) throws(NMEAError) {
+        guard let partCount = try fields.integer(0, "part count", in: 1...9) else {
+            throw .missingField(sentence: fields.sentence, field: "part count")
+        }
+        guard let partNumber = try fields.integer(1, "part number", in: 1...partCount) else {
+            throw .missingField(sentence: fields.sentence, field: "part number")
+        }
+        guard let satellitesInView = try fields.integer(2, "satellites in view", in: 0...99) else {
+            throw .missingField(sentence: fields.sentence, field: "satellites in view")
+        }
+        self.partCount = partCount
+        self.partNumber = partNumber
+        self.satellitesInView = satellitesInView
+        let trailing = fields.values.count - 3
+        let groups = trailing / 4
+        guard groups <= 4, trailing % 4 <= 1 else {
+            throw .invalidField(sentence: fields.sentence, field: "field count", value: String(fields.values.count))
+        }
+        signalID = trailing % 4 == 1 ? try fields.hexDigit(fields.values.count - 1, "signal id") : nil
+        var satellites: [InView] = []
+        for group in 0..<groups {
+            let first = 3 + group * 4
+            let number = try fields.integer(first, "satellite number", in: 1...999)
+            let elevation = try fields.decimal(first + 1, "elevation", in: 0...90)
+            let azimuth = try fields.decimal(first + 2, "azimuth", in: 0...360).map { $0 == 360 ? 0 : $0 }
+            let signalStrength = try fields.decimal(first + 3, "C/N0", in: 0...99)
+            guard let number else {
+                guard elevation == nil, azimuth == nil, signalStrength == nil else {
+                    throw .missingField(sentence: fields.sentence, field: "satellite number")
+                }
+                continue
+            }
+            satellites.append(
+                InView(number: number, elevation: elevation, azimuth: azimuth, signalStrength: signalStrength))
+        }
+        let left = satellitesInView - 4 * (partNumber - 1)
+        guard satellites.count <= max(0, min(4, left)) else {
+            throw .invalidField(
+                sentence: fields.sentence, field: "satellite count", value: String(satellites.count))
+        }
+        self.satellites = satellites
     }
 }
 

@@ -5,15 +5,17 @@ import WhereaboutsCore
 /// blocking it.
 ///
 /// Bytes go through one ``NMEALineSplitter`` and ``NMEAFixAssembler`` (the parser the replay source shares), so an
-/// epoch's sentences become one fix; garbage, partial and over-long lines are dropped and counted, never fatal.
+/// epoch's sentences become one fix, and its GSV and GSA sentences through one ``NMEASkyAssembler`` become the
+/// satellites it sees; garbage, partial and over-long lines are dropped and counted, never fatal.
 /// The stream is opened only while started; when it ends or fails the provider is unavailable and reopens it
 /// with backoff (0.25 s doubling to 8 s, from 0.25 s again once it has opened: a ``ReconnectingLineStream``).
 @BusActor
-public final class NMEAStreamProvider: LocationProvider {
+public final class NMEAStreamProvider: SkyReporting {
     public let kind = ProviderKind.nmea
     public let minimumClientLevel = AccuracyLevel.exact
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
+    public var onSky: (@BusActor ([Satellite]) -> Void)?
 
     private let endpoint: NMEAEndpoint
     private let clock: any WhereaboutsCore.Clock
@@ -21,6 +23,7 @@ public final class NMEAStreamProvider: LocationProvider {
     private let stream: ReconnectingLineStream<NMEALineSplitter>
     private var connected: Bool?
     private var assembler = NMEAFixAssembler(provider: .nmea)
+    private var skyAssembler = NMEASkyAssembler()
     private var rejectedLines = 0
 
     /// A provider reading `endpoint`, its fixes dated by `clock` while no RMC gives the date, its reopening timed
@@ -49,6 +52,7 @@ public final class NMEAStreamProvider: LocationProvider {
 
     private func opened() {
         assembler = NMEAFixAssembler(provider: .nmea)
+        skyAssembler = NMEASkyAssembler()
         stream.resetBackoff()
         setConnected(true)
         logger.info("nmea: reading \(endpoint)")
@@ -57,7 +61,9 @@ public final class NMEAStreamProvider: LocationProvider {
     private func consume(_ line: [UInt8]) {
         assembler.fallbackDate = clock.wallNow
         do {
-            if let fix = try assembler.add(line: line) { onFix?(fix) }
+            let sentence = try NMEASentence(parsing: line)
+            if let fix = assembler.add(sentence) { onFix?(fix) }
+            if let sky = skyAssembler.add(sentence) { onSky?(sky) }
         } catch {
             rejectedLines += 1
             if rejectedLines == 1 || rejectedLines.isMultiple(of: 1000) {

@@ -34,6 +34,13 @@ public protocol LocationProvider: AnyObject {
     var isAvailable: Bool { get }
 }
 
+/// A provider that sees satellites: a GNSS receiver, whose sky `io.github.whereabouts1.Client.Satellites` shows.
+@BusActor
+public protocol SkyReporting: LocationProvider {
+    /// Called, while started, with every satellite the receiver sees whenever it lists them again.
+    var onSky: (@BusActor ([Satellite]) -> Void)? { get set }
+}
+
 extension LocationProvider {
     public func demandChanged(_ level: AccuracyLevel) {}
     public func refresh() {}
@@ -51,6 +58,9 @@ extension LocationProvider {
 /// A simulation (``simulate(_:)``) takes the place of every provider until it ends: while it runs, the providers
 /// are stopped and only its fixes reach the service. Unlike a provider it plays whether or not a client needs it,
 /// so that a recorded track takes as long as it lasts.
+///
+/// The satellites the running receivers (``SkyReporting``) see are given together by ``onSky``, each time one of
+/// them lists its sky again and when one stops, taking its satellites with it.
 @BusActor
 public final class ProviderSet {
     private var providers: [any LocationProvider]
@@ -59,11 +69,15 @@ public final class ProviderSet {
     private var simulation: (any LocationProvider)?
     private var selector: FixSelector
     private let clock: any WhereaboutsCore.Clock
+    /// The latest sky of each running receiver.
+    private var skies: [ObjectIdentifier: [Satellite]] = [:]
 
     /// Called with every fix the fusion rule accepts.
     public var onFix: (@BusActor (Fix) -> Void)?
     /// Called when the best available level changes.
     public var onAvailableLevelChanged: (@BusActor (AccuracyLevel) -> Void)?
+    /// Called with every satellite the running receivers see, by constellation and id, when that changes.
+    public var onSky: (@BusActor ([Satellite]) -> Void)?
 
     public init(_ providers: [any LocationProvider], clock: any WhereaboutsCore.Clock) {
         self.providers = providers
@@ -86,6 +100,13 @@ public final class ProviderSet {
         provider.onFix = { [weak self] fix in
             guard let self, self.running.contains(id) else { return }
             if self.selector.offer(fix, now: self.clock.monotonicNow) { self.onFix?(fix) }
+        }
+        if let receiver = provider as? any SkyReporting {
+            receiver.onSky = { [weak self] satellites in
+                guard let self, self.running.contains(id) else { return }
+                self.skies[id] = satellites
+                self.skyChanged()
+            }
         }
         provider.onAvailabilityChanged = { [weak self, weak provider] in
             guard let self, let provider else { return }
@@ -182,7 +203,12 @@ public final class ProviderSet {
                 running.remove(id)
                 provider.stop()
                 selector.providerLost(provider.kind)
+                if skies.removeValue(forKey: id) != nil { skyChanged() }
             }
         }
+    }
+
+    private func skyChanged() {
+        onSky?(skies.values.joined().sorted(by: Satellite.listOrder))
     }
 }

@@ -59,6 +59,14 @@ public struct Fix: Sendable, Equatable {
     public var trueHeading: Double?
     /// Heading accuracy at 95% confidence, in degrees (``HeadingCorrection`` says what figure and why).
     public var headingAccuracy: Double?
+    /// The kind of satellite fix; ``FixType/none`` for a position from elsewhere (`Location.FixType`).
+    public var fixType: FixType
+    /// The receiver's horizontal dilution of precision (`Location.HDOP`).
+    public var hdop: Double?
+    /// The receiver's vertical dilution of precision (`Location.VDOP`).
+    public var vdop: Double?
+    /// The receiver's position (3D) dilution of precision (`Location.PDOP`).
+    public var pdop: Double?
     /// When the position was measured.
     public var timestamp: WallTime
     /// The kind of provider that produced the fix.
@@ -73,8 +81,8 @@ public struct Fix: Sendable, Equatable {
         altitude: Double? = nil, ellipsoidalAltitude: Double? = nil, verticalAccuracy: Double? = nil,
         speed: Double? = nil, speedAccuracy: Double? = nil, course: Double? = nil, courseAccuracy: Double? = nil,
         climb: Double? = nil, climbAccuracy: Double? = nil, magneticHeading: Double? = nil, trueHeading: Double? = nil,
-        headingAccuracy: Double? = nil, timestamp: WallTime, provider: ProviderKind,
-        description: String, isSimulated: Bool = false
+        headingAccuracy: Double? = nil, fixType: FixType = .none, hdop: Double? = nil, vdop: Double? = nil,
+        pdop: Double? = nil, timestamp: WallTime, provider: ProviderKind, description: String, isSimulated: Bool = false
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -91,6 +99,10 @@ public struct Fix: Sendable, Equatable {
         self.magneticHeading = magneticHeading
         self.trueHeading = trueHeading
         self.headingAccuracy = headingAccuracy
+        self.fixType = fixType
+        self.hdop = hdop
+        self.vdop = vdop
+        self.pdop = pdop
         self.timestamp = timestamp
         self.provider = provider
         self.description = description

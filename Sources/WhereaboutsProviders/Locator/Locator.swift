@@ -10,6 +10,8 @@ import WhereaboutsCore
 /// 2. **Heading.** With a compass (``CompassSource``), the fix gets its heading (a ``HeadingStage``), and each turn
 ///    of the compass sends the latest fix again; without one, the fix passes straight on.
 ///
+/// The satellites the running receivers see leave by ``onSky``, beside the fixes.
+///
 /// A **learning tap** on the fused fixes shows each satellite fix, once it has left, to the providers that learn
 /// from them (``SatelliteFixLearner``: Wi-Fi remembers the places it scans there).
 ///
@@ -31,6 +33,8 @@ public final class Locator {
     public var onFix: (@BusActor (Fix) -> Void)?
     /// Called when the best available level changes (`AvailableAccuracyLevel`).
     public var onAvailableLevelChanged: (@BusActor (AccuracyLevel) -> Void)?
+    /// Called with the satellites the running receivers see when that changes (`Satellites`).
+    public var onSky: (@BusActor ([Satellite]) -> Void)?
 
     /// A pipeline over `providers`, with the headings of the compass `source` (run as a provider too) turned to
     /// true north by `correction`; `clock`, `timers`, `watches` and `logger` serve the static provider it may make.
@@ -55,6 +59,7 @@ public final class Locator {
         headings?.onFix = { [weak self] in self?.onFix?($0) }
         self.providers.onFix = { [weak self] in self?.fused($0) }
         self.providers.onAvailableLevelChanged = { [weak self] in self?.onAvailableLevelChanged?($0) }
+        self.providers.onSky = { [weak self] in self?.onSky?($0) }
     }
 
     private func fused(_ fix: Fix) {

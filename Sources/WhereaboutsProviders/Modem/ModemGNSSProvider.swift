@@ -3,7 +3,8 @@ import WhereaboutsCore
 
 /// The modem's own satellite receiver (`[modem-gps]`), through ModemManager: the NMEA sentences of the
 /// `Location` property (source `gps-nmea`) go through the project's one NMEA parser (``NMEAFixAssembler``), every
-/// talker (`$GP`, `$GN`, `$GL`, `$GA`, `$GB`, ...) alike, so an epoch's GGA and RMC become one fix.
+/// talker (`$GP`, `$GN`, `$GL`, `$GA`, `$GB`, ...) alike, so an epoch's GGA and RMC become one fix; its GSV and
+/// GSA sentences go through an ``NMEASkyAssembler`` into the satellites the receiver sees.
 ///
 /// **When it runs.** Only for exact clients: the receiver is set up on the modems (`Setup` with `gps-nmea`) at
 /// ``start()`` and released at ``stop()``. How often the modem reports follows the smallest `TimeThreshold` of the
@@ -16,11 +17,12 @@ import WhereaboutsCore
 /// fatal; the `Location` property repeats the latest sentences when another source changes, and a repeat is not
 /// read twice.
 @BusActor
-public final class ModemGNSSProvider: LocationProvider {
+public final class ModemGNSSProvider: SkyReporting {
     public let kind = ProviderKind.modemGNSS
     public let minimumClientLevel = AccuracyLevel.exact
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
+    public var onSky: (@BusActor ([Satellite]) -> Void)?
 
     private var modemSource: ModemSource
     private let clock: any WhereaboutsCore.Clock
@@ -28,6 +30,8 @@ public final class ModemGNSSProvider: LocationProvider {
     private var started = false
     /// One assembler per modem, so that two receivers' epochs never mix.
     private var assemblers: [String: NMEAFixAssembler] = [:]
+    /// The satellites each modem's receiver sees.
+    private var skies: [String: NMEASkyAssembler] = [:]
     /// The NMEA text last read from each modem.
     private var lastText: [String: String] = [:]
     private var rejectedSentences: UInt32 = 0
@@ -60,6 +64,7 @@ public final class ModemGNSSProvider: LocationProvider {
         started = false
         modemSource.release()
         assemblers = [:]
+        skies = [:]
         lastText = [:]
     }
 
@@ -79,14 +84,17 @@ public final class ModemGNSSProvider: LocationProvider {
         guard started, lastText[modem] != text else { return }
         lastText[modem] = text
         var assembler = assemblers[modem] ?? NMEAFixAssembler(provider: .modemGNSS)
+        var sky = skies[modem] ?? NMEASkyAssembler()
         assembler.fallbackDate = clock.wallNow
         for line in text.utf8.split(whereSeparator: { $0 == 0x0D || $0 == 0x0A }) {
             do {
-                if var fix = try assembler.add(line: line) {
+                let sentence = try NMEASentence(parsing: line)
+                if var fix = assembler.add(sentence) {
                     fix.description = "Modem GNSS"
                     fixes &+= 1
                     onFix?(fix)
                 }
+                if let satellites = sky.add(sentence) { onSky?(satellites) }
             } catch {
                 rejectedSentences &+= 1
                 if rejectedSentences == 1 || rejectedSentences.isMultiple(of: 1000) {
@@ -96,5 +104,6 @@ public final class ModemGNSSProvider: LocationProvider {
             }
         }
         assemblers[modem] = assembler
+        skies[modem] = sky
     }
 }
