@@ -105,6 +105,10 @@ public protocol ExportedObject: AnyObject {
     /// The current value of a readable property declared in `interfaces`.
     func property(_ name: String, interface: String) -> DBusValue
 
+    /// An error when the property `name` may not be read now by the object's permitted callers: `Get` fails with
+    /// it and `GetAll` leaves the property out. By default nil: every readable property is readable.
+    func readRefusal(of name: String, interface: String) -> DBusError?
+
     /// The readable properties `names` of `interface` for the `Get` or `GetAll` call `call`, now or later. By
     /// default each is ``property(_:interface:)``, read at once.
     func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead
@@ -132,6 +136,8 @@ public protocol ExportedSubtree: AnyObject {
 
 extension ExportedObject {
     public func checkAccess(sender: String) -> DBusError? { nil }
+
+    public func readRefusal(of name: String, interface: String) -> DBusError? { nil }
 
     public func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead {
         var values: [String: DBusValue] = [:]

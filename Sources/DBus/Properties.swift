@@ -19,6 +19,7 @@ enum PropertiesDispatch {
                 throw .invalidArgs("Property “\(property.1.name)” is not readable")
             }
             let name = property.1.name
+            if let refused = object.readRefusal(of: name, interface: property.0) { throw refused }
             return answer(call, object.read([name], interface: property.0, call: call)) { values in
                 [.variant(values[name] ?? object.property(name, interface: property.0))]
             }
@@ -31,7 +32,9 @@ enum PropertiesDispatch {
             }
             // As GDBus leaves out each property whose read is refused, a caller who may read none gets none.
             guard object.checkAccess(sender: call.sender) == nil else { return .values([.vardict([:])]) }
-            let names = interface.properties.filter { $0.access != .write }.map(\.name)
+            let names = interface.properties.filter {
+                $0.access != .write && object.readRefusal(of: $0.name, interface: interfaceName) == nil
+            }.map(\.name)
             return answer(call, object.read(names, interface: interface.name, call: call)) { [.vardict($0)] }
         case "Set":
             guard call.message.signature == "ssv" else { throw signatureError(call, expected: "ssv") }

@@ -118,9 +118,20 @@ final class ClientObject: ExportedObject {
         case "HighAccuracy": .boolean(life.highAccuracy)
         case "MinimumUpdateDistance": .double(life.minimumUpdateDistance)
         case "MonitoringTimeout": .uint32(life.monitoringTimeout)
+        case "Satellites": SkyBroadcast.value(of: service.sky.satellites)
         default: .boolean(life.active)
         }
     }
+
+    /// `io.github.whereabouts1.Client.Satellites` is refused, as another's client is, unless the client
+    /// ``seesSatellites``; `GetAll` leaves it out then.
+    func readRefusal(of name: String, interface: String) -> DBusError? {
+        interface == Whereabouts.clientInterface && name == "Satellites" && !seesSatellites
+            ? .accessDenied("Access denied") : nil
+    }
+
+    /// True while the client may see the satellites: started, served and shown at exact level.
+    var seesSatellites: Bool { life.active && life.servedLevel == .exact && life.shownLevel == .exact }
 
     /// `Set` on the writable properties of both client interfaces.
     ///
@@ -324,6 +335,15 @@ final class ClientObject: ExportedObject {
         apply(.providersAvailability(available, reason: reason))
     }
 
+    /// Tells the owner the satellites changed (`SatellitesChanged`), when the client ``seesSatellites`` and the
+    /// owner uses Whereabouts' interfaces: a GeoClue client is sent nothing new.
+    func skyPublished(_ satellites: [Satellite]) {
+        guard seesSatellites, usesWhereaboutsInterfaces else { return }
+        service.connection.emitSignal(
+            path: path, interface: Whereabouts.clientInterface, member: "SatellitesChanged",
+            arguments: [SkyBroadcast.value(of: satellites)], destination: owner)
+    }
+
     /// Holds the client for a reason outside it: waiting requests fail, a started client becomes inactive and
     /// starts again by itself once every hold has ended, and the owner hears `AvailabilityChanged(false, reason)`.
     func hold(_ hold: ClientHold, reason: String) { apply(.hold(hold, reason: reason)) }
@@ -380,7 +400,7 @@ final class ClientObject: ExportedObject {
         guard service.servicesEnabled, life.holds.isEmpty, permittedLevel != .none, let fix = service.lastFix else {
             return .root
         }
-        let served = coarsen(fix, to: shownLevel)
+        let served = present(fix, servedAt: permittedLevel, shownAt: shownLevel)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
         let object = LocationObject(
             path: path.appending("LastLocation"), owner: owner, fix: served, stale: true, onExtendedRead: extendedRead)

@@ -71,6 +71,8 @@ public final class GeoClueService {
     /// The regions the apps watch.
     private(set) lazy var regions = RegionWatch(service: self, store: regionStore)
     private let regionStore: RegionStore?
+    /// The satellites the receivers see, told to the clients that may see them.
+    let sky: SkyBroadcast
     /// The calls held unanswered, counted against ``heldCallLimits``.
     var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
 
@@ -119,6 +121,7 @@ public final class GeoClueService {
         self.timers = timers
         activity = ServiceActivity(connection: connection)
         peers = PeerCredentials(connection: connection, readProcess: readProcess)
+        sky = SkyBroadcast(clock: clock, timers: timers)
         self.logger = logger
         self.authoriser = authoriser
         polkit = authoriser.map {
@@ -139,6 +142,10 @@ public final class GeoClueService {
         peers.onUnidentifiable = { [weak self] uid, line in
             guard let self, let line = identityWarnings.line(line, for: uid, now: clock.monotonicNow) else { return }
             logger.warning(line)
+        }
+        sky.onPublish = { [weak self] satellites in
+            guard let self else { return }
+            for client in clients.all { client.skyPublished(satellites) }
         }
     }
 
@@ -219,6 +226,10 @@ public final class GeoClueService {
         for client in clients.all where client.isServing { client.offer(fix) }
         regions.observe(fix)
     }
+
+    /// Takes the satellites the running receivers see (`io.github.whereabouts1.Client.Satellites`), told to the
+    /// owners of the clients that may see them at most once a second (`SatellitesChanged`).
+    public func skyChanged(_ satellites: [Satellite]) { sky.offer(satellites) }
 
     /// Takes the providers' best level, emitting `PropertiesChanged` when `AvailableAccuracyLevel` changes;
     /// `reason` says why none can deliver (`AvailabilityChanged(false, reason)`), `provider-lost` when nil.

@@ -129,6 +129,9 @@ enum Whereabouts {
             PropertyDescription("MonitoringTimeout", "u", .readwrite),
             PropertyDescription("AppIdentity", "s", .read),
             PropertyDescription("DesktopHint", "s", .read),
+            PropertyDescription(
+                "Satellites", "a(sudddb)", .read,
+                annotations: ["org.freedesktop.DBus.Property.EmitsChangedSignal": "false"]),
         ],
         signals: [
             SignalDescription("AvailabilityChanged", arguments: [Argument("available", "b"), Argument("reason", "s")]),
@@ -140,6 +143,7 @@ enum Whereabouts {
                     Argument("longitude", "d"), Argument("accuracy", "d"),
                 ]),
             SignalDescription("RegionsRemoved", arguments: [Argument("ids", "as"), Argument("reason", "s")]),
+            SignalDescription("SatellitesChanged", arguments: [Argument("satellites", "a(sudddb)")]),
         ])
 
     /// `io.github.whereabouts1.Location`.
@@ -165,5 +169,9 @@ enum Whereabouts {
             PropertyDescription("Simulated", "b", .read),
             PropertyDescription("Stale", "b", .read),
             PropertyDescription("TimestampMilliseconds", "t", .read),
+            PropertyDescription("FixType", "s", .read),
+            PropertyDescription("HDOP", "d", .read),
+            PropertyDescription("VDOP", "d", .read),
+            PropertyDescription("PDOP", "d", .read),
         ])
 }

@@ -70,6 +70,10 @@ final class LocationObject: ExportedObject {
         case "Provider": return .string(fix.provider.rawValue)
         case "Simulated": return .boolean(fix.isSimulated)
         case "Stale": return .boolean(stale)
+        case "FixType": return .string(fix.fixType.rawValue)
+        case "HDOP": return known(fix.hdop)
+        case "VDOP": return known(fix.vdop)
+        case "PDOP": return known(fix.pdop)
         default: return .uint64(UInt64(max(0, fix.timestamp.microseconds / 1000)))
         }
     }

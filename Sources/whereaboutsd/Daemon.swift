@@ -94,6 +94,7 @@ enum Daemon {
         backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
         locator.onFix = { backpressure.offer($0) }
         locator.onAvailableLevelChanged = { service.setAvailableLevel($0, reason: locator.unavailabilityReason) }
+        locator.onSky = { service.skyChanged($0) }
         service.onStaticLocationChanged = { locator.setStaticLocation($0) }
         service.onDemandChanged = { locator.setDemand($0) }
         service.onFreshFixWanted = { locator.refresh() }

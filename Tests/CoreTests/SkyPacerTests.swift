@@ -77,3 +77,23 @@ struct SkyPacerTests {
         #expect(publications.count >= 3590, "every second has its publication")
     }
 }
+
+@Suite("What a client sees of the receiver's fix")
+struct PresentedFixTests {
+    static let fix = Fix(
+        latitude: 48.1, longitude: 11.5, horizontalAccuracy: 4, altitude: 520, fixType: .rtkFixed, hdop: 0.7,
+        vdop: 1.1, pdop: 1.3, timestamp: WallTime(microseconds: 1_700_000_000_000_000), provider: .gpsd,
+        description: "gpsd 3D fix")
+
+    @Test func anExactClientSeesTheFixTypeAndDOPs() {
+        #expect(present(Self.fix, servedAt: .exact, shownAt: .exact) == Self.fix)
+    }
+
+    @Test func aClientServedBelowExactSeesNoneOfThem() {
+        let seen = present(Self.fix, servedAt: .city, shownAt: .exact)
+        #expect(seen.fixType == .none && seen.hdop == nil && seen.vdop == nil && seen.pdop == nil)
+        #expect(seen.latitude == Self.fix.latitude, "the position is the fix's, as GeoClue serves it")
+        let coarse = present(Self.fix, servedAt: .exact, shownAt: .city)
+        #expect(coarse.fixType == .none && coarse.hdop == nil, "a coarsened fix keeps nothing of the receiver")
+    }
+}

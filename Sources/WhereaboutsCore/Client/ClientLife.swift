@@ -194,7 +194,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         case .request(let id):
             guard let options = admission.request else { return }
             if let maximumAge = options.maximumAge, let latest, clock.wallNow.since(latest.timestamp) <= maximumAge {
-                effects.append(.answerRequests([id], coarsen(latest, to: shown)))
+                effects.append(.answerRequests([id], present(latest, servedAt: level, shownAt: shown)))
                 return
             }
             arm(.request(id), after: options.timeout)
@@ -378,7 +378,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             let waiting = waitingRequests
             waitingRequests.removeAll()
             for id in waiting { disarm(.request(id)) }
-            effects.append(.answerRequests(waiting, coarsen(fix, to: shownLevel)))
+            effects.append(.answerRequests(waiting, present(fix, servedAt: servedLevel, shownAt: shownLevel)))
             if !active { effects.append(.activityChanged) }
         }
         stream(fix)
@@ -389,7 +389,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     /// refreshes its Location in place.
     private mutating func stream(_ fix: Fix) {
         guard active else { return }
-        let served = coarsen(fix, to: shownLevel)
+        let served = present(fix, servedAt: servedLevel, shownAt: shownLevel)
         if hasFixSinceStart, let lastSignalled, lastSignalled.level == shownLevel, let current,
             current.provider == served.provider, current.timestamp == served.timestamp
         {

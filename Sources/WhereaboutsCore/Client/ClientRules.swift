@@ -87,6 +87,17 @@ public struct LocationLedger: Sendable {
     public var nextExpiry: MonotonicTime? { retiring.map(\.expiry).min() }
 }
 
+/// What a client served at `level` and shown at `shown` sees of `fix`: the fix ``coarsen(_:to:)`` makes for `shown`,
+/// and, served below exact, without its fix type and DOPs (`io.github.whereabouts1.Location.FixType`, `HDOP`,
+/// `VDOP`, `PDOP`): what the receiver tells of its satellites goes to exact clients only.
+public func present(_ fix: Fix, servedAt level: AccuracyLevel, shownAt shown: AccuracyLevel) -> Fix {
+    var seen = coarsen(fix, to: shown)
+    guard level < .exact else { return seen }
+    seen.fixType = .none
+    (seen.hdop, seen.vdop, seen.pdop) = (nil, nil, nil)
+    return seen
+}
+
 /// Reduces a fix to what a client limited to a coarse accuracy level may see (an approximate grant, or an agent's
 /// allowance below what the app requested, or a cap below exact:
 /// ``AuthorisationRule/shownLevel(requested:approximate:agentAllowance:cap:)``).
