@@ -315,7 +315,8 @@ extension NMEASentence.GSA {
 extension NMEASentence.GSV {
     /// Field layout: part count, part number, satellites in view, then up to four groups of number, elevation,
     /// azimuth and C/N0, then optionally the signal id (4.10). A part may not list more satellites than the
-    /// sequence has left after the parts before it, nor be numbered past the part count.
+    /// sequence has (``NMEASkyAssembler`` holds the whole sequence to that count), nor be numbered past the part
+    /// count.
     init(_ fields: NMEAFields) throws(NMEAError) {
         guard let partCount = try fields.integer(0, "part count", in: 1...9) else {
             throw .missingField(sentence: fields.sentence, field: "part count")
@@ -351,8 +352,7 @@ extension NMEASentence.GSV {
             satellites.append(
                 InView(number: number, elevation: elevation, azimuth: azimuth, signalStrength: signalStrength))
         }
-        let left = satellitesInView - 4 * (partNumber - 1)
-        guard satellites.count <= max(0, min(4, left)) else {
+        guard satellites.count <= satellitesInView else {
             throw .invalidField(
                 sentence: fields.sentence, field: "satellite count", value: String(satellites.count))
         }

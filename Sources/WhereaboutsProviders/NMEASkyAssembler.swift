@@ -4,7 +4,8 @@ import WhereaboutsCore
 ///
 /// **Sequences.** Each talker lists its satellites in a GSV sequence of up to nine parts (and, from NMEA 4.10, one
 /// sequence per signal). A sequence counts only once whole: its parts in order, from the first to the last; a part
-/// out of order, or one of another length, drops the sequence begun. A whole sequence replaces what that talker
+/// out of order, one of another length or count, or one listing more satellites than the sequence has, drops the
+/// sequence begun. A whole sequence replaces what that talker
 /// (and signal) listed before, and the sky is given again: every talker's latest sequence together, a satellite
 /// listed for several signals once, with its strongest C/N0. A sequence of no satellites (`$GLGSV,1,1,00`) empties
 /// its talker's part of the sky.
@@ -23,7 +24,9 @@ public struct NMEASkyAssembler: Sendable {
 
     private struct Partial {
         var length: Int
+        var inView: Int
         var received: Int
+        var listed = 0
         var satellites: [Satellite]
     }
 
@@ -69,14 +72,21 @@ public struct NMEASkyAssembler: Sendable {
         }
         var sequence: Partial
         if gsv.partNumber == 1 {
-            sequence = Partial(length: gsv.partCount, received: 0, satellites: [])
-        } else if let begun = partial[key], begun.length == gsv.partCount, begun.received + 1 == gsv.partNumber {
+            sequence = Partial(length: gsv.partCount, inView: gsv.satellitesInView, received: 0, satellites: [])
+        } else if let begun = partial[key], begun.length == gsv.partCount, begun.inView == gsv.satellitesInView,
+            begun.received + 1 == gsv.partNumber
+        {
             sequence = begun
         } else {
             partial[key] = nil
             return nil
         }
         sequence.received = gsv.partNumber
+        sequence.listed += gsv.satellites.count
+        guard sequence.listed <= sequence.inView else {
+            partial[key] = nil
+            return nil
+        }
         for entry in gsv.satellites {
             guard let (constellation, id) = NMEASatelliteNumbering.satellite(number: entry.number, talker: talker)
             else { continue }

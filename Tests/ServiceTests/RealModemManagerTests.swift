@@ -522,4 +522,39 @@ struct RealModemManagerTests {
         }
         #expect(values["Altitude"]?.double == 545.4, "\(values)")
     }
+
+    @Test func theReceiversSkyReachesTheExactClientsOwnerWithItsFixType() async throws {
+        let rig = try await Rig.make(config: "[modem-gps]\nenable=true\n")
+        let mm = rig.modemManager
+        try await onOwnThread {
+            try mm.setSky(true, glonass: true)
+            try rig.harness.startDaemon()
+        }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("modem-gnss", "the modem seen", timeout: .seconds(20)) { $0.available }
+        let path = try await exactClient(app)
+        let ours = "io.github.whereabouts1.Client"
+        func names(_ sky: [DBusValue]) -> [String] {
+            sky.compactMap(\.fields).map {
+                "\($0[0].string ?? "") \($0[1].uint32 ?? 0)\($0[5].bool == true ? " used" : "")"
+            }
+        }
+        let expected = [
+            "gps 2 used", "gps 5 used", "gps 12 used", "gps 15 used", "gps 24 used", "gps 29 used", "glonass 6",
+            "glonass 7",
+        ]
+        _ = try await app.get(path, ours, "Satellites")
+        // ModemManager hands the GSV on before the GSA, so the first sky may not yet know what the fix uses.
+        try await app.waitFor("the whole sky signalled", timeout: .seconds(30)) {
+            app.signals.contains {
+                $0.member == "SatellitesChanged" && names($0.arguments().first?.elements ?? []) == expected
+            }
+        }
+        #expect(names(try await app.get(path, ours, "Satellites").elements ?? []) == expected)
+        let location = try #require(try await app.get(path, client, "Location").objectPath)
+        let values = try await app.getAll(location, "io.github.whereabouts1.Location")
+        #expect(values["FixType"] == .string("3d"), "\(values)")
+        #expect(values["HDOP"] == .double(0.9) && values["VDOP"] == .double(1.5) && values["PDOP"] == .double(1.8))
+    }
 }

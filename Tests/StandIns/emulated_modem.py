@@ -27,8 +27,9 @@ a line answered (`ok ...` or `error MESSAGE`). `--send` sends one and prints the
   unregister | register            lose the network (searching) or find it again
   move LAT LON                     the receiver's position, decimal degrees
   nmea on|off [GP|GN]              stream NMEA while the GPS is on, with that talker; off stops the stream
-  sky on|off                        add to each epoch a GSA (3D fix, PDOP 1.8, HDOP 0.9, VDOP 1.5) and three
-                                   GPGSV with six satellites in view, or leave them out (the start)
+  sky on|off [glonass]              add to each epoch a GSA (3D fix, PDOP 1.8, HDOP 0.9, VDOP 1.5) and three
+                                   GPGSV with six satellites in view, or leave them out (the start); with
+                                   glonass, also a GLGSV with two GLONASS satellites (slots 6 and 7, unused)
   remove                           the device leaves (udev remove), as when unplugged
   add                              the device comes back (udev add) with new ttys, after remove
   reset                            the device plugged in, with the first cell, operator, registration, position
@@ -115,6 +116,7 @@ class Modem:
         self.nmea = True
         self.talker = "GN"
         self.sky = False
+        self.sky_glonass = False
         self.gps_on = False
         self.numeric_operator = False
         self.refused = []
@@ -343,6 +345,8 @@ class Modem:
                     fields = ",".join("%02d,%02d,%03d,%02d" % satellite
                                       for satellite in satellites[2 * part:2 * part + 2])
                     sentences.append(checksum("GPGSV,3,%d,06,%s" % (part + 1, fields)))
+                if self.sky_glonass:
+                    sentences.append(checksum("GLGSV,1,1,02,70,45,060,33,71,12,250,29"))
             self.write("gps", "".join(s + "\r\n" for s in sentences))
         return True
 
@@ -406,6 +410,7 @@ class Modem:
             return ""
         if name == "sky":
             self.sky = arguments[0] == "on"
+            self.sky_glonass = self.sky and arguments[1:] == ["glonass"]
             return ""
         if name == "remove":
             if not self.syspaths:
@@ -423,6 +428,7 @@ class Modem:
                 self.plug()
             self.latitude, self.longitude = DEFAULT_POSITION
             self.nmea, self.talker, self.sky = True, "GN", False
+            self.sky_glonass = False
             changed = (self.cell, self.operator) != (DEFAULT_CELL, DEFAULT_OPERATOR)
             self.cell, self.operator = dict(DEFAULT_CELL), DEFAULT_OPERATOR
             if not self.registered:

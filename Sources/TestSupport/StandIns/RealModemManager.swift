@@ -206,9 +206,9 @@ public final class RealModemManager: @unchecked Sendable {
     }
 
     /// Adds to each epoch the receiver's sky: a GSA with its dilutions (HDOP 0.9, VDOP 1.5) and a sequence of three
-    /// GSV with six satellites in view; or leaves them out.
-    public func setSky(_ on: Bool) throws {
-        try control(["sky", on ? "on" : "off"])
+    /// GSV with six satellites in view, with `glonass` also a GLGSV with two GLONASS satellites; or leaves them out.
+    public func setSky(_ on: Bool, glonass: Bool = false) throws {
+        try control(["sky", on ? "on" : "off"] + (glonass ? ["glonass"] : []))
     }
 
     /// The device leaves, as when unplugged.
