@@ -37,12 +37,22 @@ public struct Position: Sendable, Equatable, Codable {
     public var isSimulated: Bool
     /// True for a last-known location that may be old.
     public var isStale: Bool
+    /// The kind of satellite fix (`io.github.whereabouts1.Location.FixType`): "none", "2d", "3d", "dgps",
+    /// "rtk-float" or "rtk-fixed"; nil from a plain GeoClue.
+    public var fixType: String?
+    /// The receiver's horizontal dilution of precision (`HDOP`); nil when unknown, or below exact level.
+    public var hdop: Double?
+    /// The receiver's vertical dilution of precision (`VDOP`); nil when unknown, or below exact level.
+    public var vdop: Double?
+    /// The receiver's position dilution of precision (`PDOP`); nil when unknown, or below exact level.
+    public var pdop: Double?
 
     public init(
         latitude: Double, longitude: Double, altitude: Double? = nil, horizontalAccuracy: Double,
         verticalAccuracy: Double? = nil, course: Double? = nil, speed: Double? = nil, timestamp: Int64,
         magneticHeading: Double? = nil, trueHeading: Double? = nil, headingAccuracy: Double? = nil,
-        provider: String? = nil, isSimulated: Bool = false, isStale: Bool = false
+        provider: String? = nil, isSimulated: Bool = false, isStale: Bool = false, fixType: String? = nil,
+        hdop: Double? = nil, vdop: Double? = nil, pdop: Double? = nil
     ) {
         self.latitude = latitude
         self.longitude = longitude
@@ -58,6 +68,10 @@ public struct Position: Sendable, Equatable, Codable {
         self.provider = provider
         self.isSimulated = isSimulated
         self.isStale = isStale
+        self.fixType = fixType
+        self.hdop = hdop
+        self.vdop = vdop
+        self.pdop = pdop
     }
 
     /// The seed format's keys; the extra fields are left out of the JSON.

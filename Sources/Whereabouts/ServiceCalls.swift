@@ -79,7 +79,8 @@ extension LocationManager {
                 timestamp: Int64(clamping: values["TimestampMilliseconds"]?.uint64 ?? 0),
                 magneticHeading: known("MagneticHeading"), trueHeading: known("TrueHeading"),
                 headingAccuracy: known("HeadingAccuracy"), provider: values["Provider"]?.string,
-                isSimulated: values["Simulated"]?.bool ?? false, isStale: values["Stale"]?.bool ?? false)
+                isSimulated: values["Simulated"]?.bool ?? false, isStale: values["Stale"]?.bool ?? false,
+                fixType: values["FixType"]?.string, hdop: known("HDOP"), vdop: known("VDOP"), pdop: known("PDOP"))
         }
         let values = try await getAll(path, Self.geoClueLocation)
         let stamp = values["Timestamp"]?.fields ?? []

@@ -6,7 +6,7 @@ import Whereabouts
 struct Command: Sendable {
     enum Verb: Sendable {
         case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation
-        case regionAdd, regionList, regionRemove, regionWatch
+        case regionAdd, regionList, regionRemove, regionWatch, satellites
     }
 
     var verb: Verb
@@ -44,6 +44,7 @@ struct Command: Sendable {
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
                whereabouts watch [--count N] [--distance METRES] [OPTIONS]
                whereabouts last [OPTIONS]
+               whereabouts satellites [--count N] [--json] [--desktop-id ID]
                whereabouts status
                whereabouts services [on|off]
                whereabouts authorise [--always] [--approximate] [--check [--watch]] [OPTIONS]
@@ -61,6 +62,11 @@ struct Command: Sendable {
         locate   print one fix (default timeout 5 s; --max-age accepts a cached fix that recent)
         watch    print fixes as they arrive
         last     print the last known location, however old, without starting anything
+        satellites  print the satellites the receivers see (needs exact level), then the sky at each change (at
+                 most once a second), until interrupted or --count skies: a line of how many are in view and
+                 used, then one a satellite (constellation, id, elevation and azimuth in degrees, C/N0 in dB-Hz,
+                 "used"); --json prints each sky as one array of objects: constellation, id, elevation, azimuth,
+                 cn0, used (unknown values null)
         status   print whether location services are on, the providers, availability and the apps using location
         services print whether location services are on; on or off switches them for everyone (needs the
                  management authorisation)
@@ -109,6 +115,7 @@ struct Command: Sendable {
         case "locate": command = Command(verb: .locate)
         case "watch": command = Command(verb: .watch)
         case "last": command = Command(verb: .last)
+        case "satellites": command = Command(verb: .satellites)
         case "status": command = Command(verb: .status)
         case "authorise", "authorize": command = Command(verb: .authorise)
         case "grants": command = Command(verb: .grants)
@@ -330,6 +337,21 @@ struct Command: Sendable {
                             for line in json ? Format.json(notice) : Format.lines(notice) { print(line) }
                             fflush(stdout)
                         }
+                    } catch let error as LocationError {
+                        finish(error)
+                    } catch {
+                        finish(.other(name: "", message: "\(error)"))
+                    }
+                case .satellites:
+                    var printed = 0
+                    do {
+                        for try await sky in manager.satellites() {
+                            print(json ? Format.json(sky) : Format.lines(sky).joined(separator: "\n"))
+                            fflush(stdout)
+                            printed += 1
+                            if let count, printed >= count { break }
+                        }
+                        await manager.endStreams()
                     } catch let error as LocationError {
                         finish(error)
                     } catch {

@@ -103,6 +103,29 @@ enum Format {
         }
     }
 
+    /// `satellites`: how many are in view and used, then a line a satellite.
+    static func lines(_ sky: [SatelliteInView]) -> [String] {
+        func degrees(_ value: Double?) -> String { value.map { "\(fixed($0, 0))°" } ?? "?" }
+        return ["\(sky.count) in view, \(sky.filter(\.usedInFix).count) used"]
+            + sky.map { satellite in
+                "\(satellite.constellation) \(satellite.id)\tel \(degrees(satellite.elevation))\taz \(degrees(satellite.azimuth))\t"
+                    + (satellite.signalStrength.map { "\(fixed($0, 0)) dB-Hz" } ?? "not tracked")
+                    + (satellite.usedInFix ? "\tused" : "")
+            }
+    }
+
+    /// `satellites --json`: one array of the sky's satellites, unknown values null.
+    static func json(_ sky: [SatelliteInView]) -> String {
+        "["
+            + sky.map { satellite in
+                object([
+                    ("constellation", string(satellite.constellation)), ("id", "\(satellite.id)"),
+                    ("elevation", number(satellite.elevation)), ("azimuth", number(satellite.azimuth)),
+                    ("cn0", number(satellite.signalStrength)), ("used", satellite.usedInFix ? "true" : "false"),
+                ])
+            }.joined(separator: ",") + "]"
+    }
+
     /// A JSON object of these keys and already encoded values, in this order.
     static func object(_ fields: [(String, String)]) -> String {
         "{" + fields.map { "\(string($0.0)):\($0.1)" }.joined(separator: ",") + "}"

@@ -4,6 +4,7 @@ import Loop
 import TestBasics
 import TestSupport
 import Testing
+import Whereabouts
 
 @Suite("The sky in view, end to end")
 @BusActor
@@ -104,5 +105,45 @@ struct SatellitesEndToEndTests {
         _ = try await app.waitForUpdates(1)
         _ = try await app.get(GeoClueTestClient.managerPath, GeoClueTestClient.managerInterface, "InUse")
         #expect(changes(app).isEmpty, "only an owner that used Whereabouts' interface is told")
+    }
+
+    @Test func theLibraryAndTheCLIShowTheSky() async throws {
+        let pty = try PseudoTerminal()
+        let harness = try DaemonHarness(config: "[network-nmea]\nenable=true\ndevice=\(pty.slavePath)\nbaud=9600\n")
+        defer { harness.stop() }
+        try harness.startDaemon()
+        // A client of the test's keeps the receiver running for the CLI after the library's stream ended.
+        let keeper = try await GeoClueTestClient(bus: harness.bus)
+        defer { keeper.close() }
+        _ = try await keeper.startedClient()
+        let manager = try LocationManager(desktopId: "whereabouts-test", address: harness.bus.address)
+        defer { manager.close() }
+        let feeding = Task { @BusActor in try await feed(pty, from: 0, count: 50) }
+        defer { feeding.cancel() }
+        let expected = ["gps 5", "gps 13", "gps 20", "gps 24", "glonass 6", "glonass 7", "sbas 133"]
+        var seen: [SatelliteInView] = []
+        for try await sky in manager.satellites() where sky.count == expected.count {
+            seen = sky
+            break
+        }
+        #expect(seen.map { "\($0.constellation) \($0.id)" } == expected)
+        #expect(seen.map(\.usedInFix) == [true, true, false, false, true, false, false])
+        #expect(seen[1].elevation == 30 && seen[1].azimuth == 200 && seen[1].signalStrength == 40)
+        #expect(seen[2].signalStrength == nil, "not tracked")
+        await manager.endStreams()
+
+        let json = try runCLI(harness, ["satellites", "--count", "1", "--json", "--desktop-id", "whereabouts-test"])
+        #expect(json.code == 0, "\(json.output)")
+        let rows = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]], "\(json.output)")
+        #expect(rows.map { "\($0["constellation"] as? String ?? "") \($0["id"] as? Int ?? 0)" } == expected)
+        #expect(
+            rows.map { Set($0.keys) }.allSatisfy {
+                $0 == ["constellation", "id", "elevation", "azimuth", "cn0", "used"]
+            })
+        #expect(rows[2]["cn0"] is NSNull)
+        let text = try runCLI(harness, ["satellites", "--count", "1", "--desktop-id", "whereabouts-test"])
+        #expect(text.output.hasPrefix("7 in view, 3 used\n"), "\(text.output)")
+        #expect(text.output.contains("gps 20\tel 10°\taz 300°\tnot tracked\n"), "\(text.output)")
     }
 }
