@@ -38,7 +38,7 @@ typedef struct {
 } tpv_entry;
 
 typedef struct {
-    double hdop, vdop;
+    double hdop, vdop, pdop;
     span device;
     int has_device;
 } sky_entry;
@@ -216,6 +216,17 @@ static int read_literal(cursor *c, const char *word) {
     return 1;
 }
 
+/* true or false. */
+static int read_boolean(cursor *c, int *value) {
+    skip_space(c);
+    if (c->at < c->end && *c->at == 't') {
+        *value = 1;
+        return read_literal(c, "true");
+    }
+    *value = 0;
+    return read_literal(c, "false");
+}
+
 /* ---- Structure ---- */
 
 static int skip_value(cursor *c);
@@ -368,7 +379,7 @@ static double *tpv_number_slot(wb_gps_fix *fix, int index) {
     return slots[index];
 }
 
-enum { TPV_CLASS = TPV_NUMBER_COUNT, TPV_DEVICE, TPV_MODE, TPV_TIME };
+enum { TPV_CLASS = TPV_NUMBER_COUNT, TPV_DEVICE, TPV_MODE, TPV_TIME, TPV_STATUS };
 
 typedef struct {
     tpv_entry *entry;
@@ -397,6 +408,13 @@ static int read_tpv_member(cursor *c, span name, void *context) {
         entry->fix.mode = (int)mode;
         return 1;
     }
+    if (span_is(name, "status")) {
+        double status;
+        if (!first_time(&reading->seen, TPV_STATUS) || !read_number(c, &status)) return 0;
+        if (status < 0 || status > 15 || status != floor(status)) return 0;
+        entry->fix.status = (int)status;
+        return 1;
+    }
     if (span_is(name, "time")) {
         span value;
         if (!first_time(&reading->seen, TPV_TIME) || !read_string(c, &value)) return 0;
@@ -420,12 +438,58 @@ static int read_tpv(cursor *c, void *context) {
     return (reading.seen & (1u << TPV_CLASS)) != 0;
 }
 
-enum { SKY_CLASS, SKY_DEVICE, SKY_HDOP, SKY_VDOP };
+enum { SKY_CLASS, SKY_DEVICE, SKY_HDOP, SKY_VDOP, SKY_PDOP, SKY_SATELLITES };
 
 typedef struct {
     sky_entry *entry;
     unsigned seen;
+    wb_gps_sky *satellites; /* where a report's satellites go; NULL in a POLL answer, which skips them */
 } sky_reading;
+
+enum { SAT_PRN, SAT_GNSSID, SAT_SVID, SAT_EL, SAT_AZ, SAT_SS, SAT_USED };
+
+typedef struct {
+    wb_gps_satellite *satellite;
+    unsigned seen;
+} satellite_reading;
+
+/* A number within [low, high]. */
+static int read_within(cursor *c, double low, double high, double *value) {
+    return read_number(c, value) && *value >= low && *value <= high;
+}
+
+/* A whole number within [0, 1000]. */
+static int read_id(cursor *c, int *id) {
+    double value;
+    if (!read_within(c, 0, 1000, &value) || value != floor(value)) return 0;
+    *id = (int)value;
+    return 1;
+}
+
+static int read_satellite_member(cursor *c, span name, void *context) {
+    satellite_reading *reading = context;
+    wb_gps_satellite *satellite = reading->satellite;
+    if (span_is(name, "PRN")) return first_time(&reading->seen, SAT_PRN) && read_id(c, &satellite->prn);
+    if (span_is(name, "gnssid")) return first_time(&reading->seen, SAT_GNSSID) && read_id(c, &satellite->gnssid);
+    if (span_is(name, "svid")) return first_time(&reading->seen, SAT_SVID) && read_id(c, &satellite->svid);
+    if (span_is(name, "el")) return first_time(&reading->seen, SAT_EL) && read_within(c, -90, 90, &satellite->elevation);
+    if (span_is(name, "az")) return first_time(&reading->seen, SAT_AZ) && read_within(c, 0, 360, &satellite->azimuth);
+    if (span_is(name, "ss")) return first_time(&reading->seen, SAT_SS) && read_within(c, 0, 99, &satellite->signal);
+    if (span_is(name, "used")) return first_time(&reading->seen, SAT_USED) && read_boolean(c, &satellite->used);
+    return skip_value(c);
+}
+
+static int read_satellite(cursor *c, void *context) {
+    wb_gps_sky *sky = context;
+    if (sky->count >= WB_GPS_MAX_SATELLITES) return 0;
+    wb_gps_satellite *satellite = &sky->satellites[sky->count++];
+    *satellite = (wb_gps_satellite){-1, -1, -1, NAN, NAN, NAN, 0};
+    satellite_reading reading = {satellite, 0};
+    if (!read_object(c, read_satellite_member, &reading)) return 0;
+    int has_prn = (reading.seen & (1u << SAT_PRN)) != 0;
+    int has_ids = (reading.seen & (1u << SAT_GNSSID)) != 0 && (reading.seen & (1u << SAT_SVID)) != 0;
+    return has_prn || has_ids;
+}
 
 static int read_sky_member(cursor *c, span name, void *context) {
     sky_reading *reading = context;
@@ -440,20 +504,29 @@ static int read_sky_member(cursor *c, span name, void *context) {
     }
     if (span_is(name, "hdop")) return first_time(&reading->seen, SKY_HDOP) && read_number(c, &entry->hdop);
     if (span_is(name, "vdop")) return first_time(&reading->seen, SKY_VDOP) && read_number(c, &entry->vdop);
+    if (span_is(name, "pdop")) return first_time(&reading->seen, SKY_PDOP) && read_number(c, &entry->pdop);
+    if (span_is(name, "satellites") && reading->satellites != NULL) {
+        reading->satellites->count = 0;
+        return first_time(&reading->seen, SKY_SATELLITES) && read_array(c, read_satellite, reading->satellites);
+    }
     return skip_value(c);
 }
 
-static int read_sky(cursor *c, void *context) {
-    poll_answer *answer = context;
+/* One SKY object into the answer's next entry, its satellites into `satellites` unless that is NULL. */
+static int read_sky_into(cursor *c, poll_answer *answer, wb_gps_sky *satellites, int *has_satellites) {
     if (answer->sky_count >= MAX_ENTRIES) return 0;
     sky_entry *entry = &answer->sky[answer->sky_count++];
     memset(entry, 0, sizeof *entry);
     entry->hdop = NAN;
     entry->vdop = NAN;
-    sky_reading reading = {entry, 0};
+    entry->pdop = NAN;
+    sky_reading reading = {entry, 0, satellites};
     if (!read_object(c, read_sky_member, &reading)) return 0;
+    if (has_satellites != NULL) *has_satellites = (reading.seen & (1u << SKY_SATELLITES)) != 0;
     return (reading.seen & (1u << SKY_CLASS)) != 0;
 }
+
+static int read_sky(cursor *c, void *context) { return read_sky_into(c, context, NULL, NULL); }
 
 /* ---- The POLL object ---- */
 
@@ -500,6 +573,11 @@ static int later(const wb_gps_fix *a, const wb_gps_fix *b) {
 }
 
 int wb_parse_report(const char *json, size_t len, wb_gps_dop *dop, wb_gps_fix *out) {
+    int result = wb_parse_report_sky(json, len, dop, NULL, out);
+    return result == 2 ? 0 : result;
+}
+
+int wb_parse_report_sky(const char *json, size_t len, wb_gps_dop *dop, wb_gps_sky *sky, wb_gps_fix *out) {
     if (json == NULL || dop == NULL || out == NULL) return -1;
     const unsigned char *start = (const unsigned char *)json;
     poll_answer answer;
@@ -520,13 +598,22 @@ int wb_parse_report(const char *json, size_t len, wb_gps_dop *dop, wb_gps_fix *o
         out->vdop = dop->vdop;
         return 1;
     }
+    /* The satellites are read into a copy, so that a refused report leaves *sky as it was. */
+    wb_gps_sky scratch;
+    scratch.count = 0;
+    int has_satellites = 0;
     c = (cursor){start, start + len, 0};
-    if (read_sky(&c, &answer)) {
+    if (read_sky_into(&c, &answer, sky != NULL ? &scratch : NULL, &has_satellites)) {
         skip_space(&c);
         if (c.at != c.end) return -1;
         dop->hdop = answer.sky[0].hdop;
         dop->vdop = answer.sky[0].vdop;
-        return 0;
+        if (sky == NULL) return 0;
+        scratch.pdop = answer.sky[0].pdop;
+        scratch.has_satellites = has_satellites;
+        if (!has_satellites) scratch.count = 0;
+        *sky = scratch;
+        return 2;
     }
     return wb_parse_poll(json, len, out);
 }

@@ -27,8 +27,20 @@ enum GPSDFix {
             verticalAccuracy: positive(raw.epv) ?? positive(raw.vdop).map { $0 * rangeError * verticalFactor },
             speed: known(raw.speed).map { max(0, $0) }, speedAccuracy: positive(raw.eps),
             course: known(raw.track).map { $0.truncatingRemainder(dividingBy: 360) }, courseAccuracy: positive(raw.epd),
-            climb: known(raw.climb), climbAccuracy: positive(raw.epc),
-            timestamp: timestamp, provider: .gpsd, description: raw.mode >= 3 ? "gpsd 3D fix" : "gpsd 2D fix")
+            climb: known(raw.climb), climbAccuracy: positive(raw.epc), fixType: fixType(raw),
+            hdop: positive(raw.hdop), vdop: positive(raw.vdop), timestamp: timestamp, provider: .gpsd,
+            description: raw.mode >= 3 ? "gpsd 3D fix" : "gpsd 2D fix")
+    }
+
+    /// TPV's `status` where it says DGPS (2), RTK fixed (3) or RTK float (4); otherwise its `mode`, 2D or 3D.
+    static func fixType(_ raw: wb_gps_fix) -> FixType {
+        switch (raw.status, raw.mode) {
+        case (2, _): .differential
+        case (3, _): .rtkFixed
+        case (4, _): .rtkFloat
+        case (_, 3): .threeDimensional
+        default: .twoDimensional
+        }
     }
 
     /// gpsd's 95% `eph`; else the 95% longitude and latitude errors combined; else from HDOP; else HDOP 2.

@@ -23,9 +23,9 @@ import WhereaboutsCore
 /// 1–32, Galileo 1–36, BeiDou 1–63, QZSS 1–10, NavIC 1–14), and that system's numbers of the table are taken back
 /// to them; a `GP` talker is read by the table, as receivers put SBAS, and before 4.11 every system, under it. A
 /// number that fits nothing names no satellite, and is left out.
-enum NMEASatelliteNumbering {
+package enum NMEASatelliteNumbering {
     /// The satellite `number` names in a sentence of `talker`, with the GSA's `systemID` when it has one.
-    static func satellite(number: Int, talker: String, systemID: Int? = nil) -> (Constellation, UInt32)? {
+    package static func satellite(number: Int, talker: String, systemID: Int? = nil) -> (Constellation, UInt32)? {
         let system = systemID.flatMap(constellation(systemID:)) ?? constellation(talker: talker)
         // A GPS talker also lists SBAS satellites, and before 4.11 every system's: read as GN.
         guard let system, system != .gps else {

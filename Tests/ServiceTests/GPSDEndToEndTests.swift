@@ -128,6 +128,54 @@ struct GPSDEndToEndTests {
         }
     }
 
+    @Test func gpsdsSkyReachesTheExactClientsOwnerWithTheFixTypeAndDOPs() async throws {
+        let directory = try await gpsdScratchDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = NMEA.wallNow().rounded(.down) + 2
+        var epochs: [NMEAEpoch] = []
+        for index in 0..<300 {
+            var epoch = NMEAEpoch(
+                time: first + Double(index) * 0.6, latitude: 48.1173, longitude: 11.5166 + Double(index) * 0.00003)
+            epoch.includesSky = true
+            epochs.append(epoch)
+        }
+        let log = directory.appendingPathComponent("track.nmea")
+        try write(epochs.map { $0.text }.joined(), to: log)
+        let port = try LoopbackTCP.freePort()
+        let fake = try await GPSFake.start(
+            log: log, port: port, cycle: 0.1, logFile: directory.appendingPathComponent("gpsfake.log"))
+        defer { fake.stop() }
+        let harness = try await startedHarness(config: gpsdConfig(port: port))
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let path = try await exactClient(app)
+        let ours = "io.github.whereabouts1.Client"
+        _ = try await app.getAll(path, ours)
+        _ = try await app.call(path, client, "Start")
+        func names(_ sky: [DBusValue]) -> [String] {
+            sky.compactMap(\.fields).map {
+                "\($0[0].string ?? "") \($0[1].uint32 ?? 0)\($0[5].bool == true ? " used" : "")"
+            }
+        }
+        let expected = ["gps 4 used", "gps 5 used", "gps 7", "gps 9 used", "gps 30", "glonass 6", "glonass 7"]
+        try await app.waitFor("gpsd's sky signalled", timeout: .seconds(30)) {
+            app.signals.contains {
+                $0.member == "SatellitesChanged" && names($0.arguments().first?.elements ?? []) == expected
+            }
+        }
+        let sky = try await app.get(path, ours, "Satellites").elements ?? []
+        #expect(names(sky) == expected)
+        let gps4 = try #require(sky.first?.fields)
+        #expect(gps4[2] == .double(60) && gps4[3] == .double(100) && gps4[4] == .double(45))
+        let location = try #require(try await app.get(path, client, "Location").objectPath)
+        let values = try await app.getAll(location, "io.github.whereabouts1.Location")
+        #expect(values["FixType"] == .string("3d"), "\(values)")
+        for dop in ["HDOP", "VDOP", "PDOP"] {
+            #expect(values[dop]?.double.map { $0.isFinite && $0 > 0 } == true, "\(dop): \(values)")
+        }
+    }
+
     @Test func aClientStartedMidEpochGetsOneUpdatePerEpochWithThatEpochsData() async throws {
         // An epoch takes a while on the wire (GGA, GSA and RMC are some 220 bytes: half a second at 4800 baud),
         // so a client often starts while gpsd holds an epoch's GGA but not yet its RMC. gpsd's answer to ?POLL

@@ -3,12 +3,13 @@ import WhereaboutsCore
 import WhereaboutsProviders
 
 /// The NMEA path of a live receiver and of a recording: bytes cut into lines in chunks of varying size, each line
-/// decoded and assembled into fixes; then the same bytes read as a recorded track.
+/// decoded and assembled into fixes and skies; then the same bytes read as a recorded track.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzNMEA(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     var splitter = NMEALineSplitter()
     var assembler = NMEAFixAssembler(provider: .nmea, fallbackDate: WallTime(seconds: 1_700_000_000))
+    var sky = NMEASkyAssembler()
     var fixes: [Fix] = []
     // The first byte chooses the chunk size, so that lines cut across reads are exercised too.
     let chunkSize = Int(bytes.first ?? 0) % 17 + 1
@@ -18,6 +19,9 @@ public func fuzzNMEA(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for line in splitter.append(bytes[start..<end]) {
             precondition(line.count <= splitter.maximumLineLength, "the splitter kept an over-long line")
             if let fix = try? assembler.add(line: line) { fixes.append(fix) }
+            if let sentence = try? NMEASentence(parsing: line), let satellites = sky.add(sentence) {
+                checkSky(satellites)
+            }
         }
         start = end
     }

@@ -9,6 +9,7 @@
 /* One position report (a TPV, or the fix inside a POLL answer). Unknown values are NaN. */
 typedef struct {
     int mode;                    /* 0/1 no fix, 2 = 2D, 3 = 3D */
+    int status;                  /* gpsd's TPV status: 2 DGPS, 3 RTK fixed, 4 RTK float; 0 when not given */
     double latitude, longitude;  /* degrees */
     double altitude_msl;         /* metres above mean sea level */
     double altitude_hae;         /* metres above the WGS84 ellipsoid */
@@ -25,6 +26,28 @@ typedef struct {
 typedef struct {
     double hdop, vdop;
 } wb_gps_dop;
+
+/* The most satellites one SKY report may list: gpsd's MAXCHANNELS (140 since 3.20). */
+#define WB_GPS_MAX_SATELLITES 140
+
+/* One satellite of a SKY report. Unknown values are NaN, and -1 for the ids. */
+typedef struct {
+    int gnssid;       /* 0 GPS, 1 SBAS, 2 Galileo, 3 BeiDou, 4 IMES, 5 QZSS, 6 GLONASS, 7 NavIC */
+    int svid;         /* the id within gnssid, as u-blox numbers them */
+    int prn;          /* gpsd's one-range PRN, for a report without gnssid */
+    double elevation; /* degrees */
+    double azimuth;   /* degrees */
+    double signal;    /* C/N0, dB-Hz */
+    int used;         /* used in the fix */
+} wb_gps_satellite;
+
+/* What a SKY report says besides HDOP and VDOP: its PDOP and, when it has a "satellites" list, the satellites. */
+typedef struct {
+    double pdop;
+    int has_satellites;
+    int count;
+    wb_gps_satellite satellites[WB_GPS_MAX_SATELLITES];
+} wb_gps_sky;
 
 typedef struct wb_gps wb_gps;
 
@@ -56,5 +79,10 @@ int wb_parse_poll(const char *json, size_t len, wb_gps_fix *out);
  * dilutions), a SKY (0, its dilutions kept in *dop), the answer to ?POLL (as wb_parse_poll), a TPV without a
  * usable position (0); anything else, malformed or of another class, gives -1. Pure: *out is untouched unless 1. */
 int wb_parse_report(const char *json, size_t len, wb_gps_dop *dop, wb_gps_fix *out);
+/* As wb_parse_report, a SKY also filling *sky (untouched otherwise): 2 for a SKY, the rest as wb_parse_report. A
+ * satellite entry must have a PRN or a gnssid with a svid, ids within 0...1000, elevation within -90...90, azimuth
+ * within 0...360, C/N0 within 0...99 and used a boolean; a list longer than WB_GPS_MAX_SATELLITES, or a bad entry,
+ * refuses the report. */
+int wb_parse_report_sky(const char *json, size_t len, wb_gps_dop *dop, wb_gps_sky *sky, wb_gps_fix *out);
 
 #endif

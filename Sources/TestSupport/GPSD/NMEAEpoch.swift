@@ -35,6 +35,9 @@ public struct NMEAEpoch: Sendable, Equatable {
     public var hdop: Double
     /// Whether a GST (pseudorange error statistics) sentence ends the epoch.
     public var includesGST: Bool
+    /// Whether the epoch lists the satellites in view: a GPGSV sequence of five GPS satellites (4, 5 and 9 among
+    /// those the GSA uses; 7 and 30 not) and a GLGSV of GLONASS slots 6 and 7.
+    public var includesSky = false
 
     public init(
         time: Double, latitude: Double, longitude: Double, altitude: Double = 545.4, geoidSeparation: Double = 46.9,
@@ -77,6 +80,13 @@ public struct NMEAEpoch: Sendable, Equatable {
                     + "\(String(format: "%.2f", course)),\(date),,,A"),
         ]
         if includesGST { lines.append(NMEA.sentence("GPGST,\(clock),1.0,2.5,1.5,45.0,2.0,1.8,3.2")) }
+        if includesSky {
+            lines += [
+                NMEA.sentence("GPGSV,2,1,05,04,60,100,45,05,30,200,40,07,10,300,,09,45,010,38"),
+                NMEA.sentence("GPGSV,2,2,05,30,25,150,35"),
+                NMEA.sentence("GLGSV,1,1,02,70,45,060,33,71,12,250,29"),
+            ]
+        }
         return lines
     }
 

@@ -14,4 +14,10 @@ public protocol GPSDReportDecoding {
     /// The new fix `line` carries; nil when it carries none or the one before again. `receivedAt` stands in for a
     /// missing time.
     mutating func fix(from line: [UInt8], receivedAt: WallTime) -> Fix?
+    /// The satellites the last line listed (a SKY with its `satellites`), once; nil when it listed none.
+    mutating func takeSky() -> [Satellite]?
+}
+
+extension GPSDReportDecoding {
+    public mutating func takeSky() -> [Satellite]? { nil }
 }

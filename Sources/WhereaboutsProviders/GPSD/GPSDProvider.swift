@@ -1,7 +1,8 @@
 import Loop
 import WhereaboutsCore
 
-/// Fixes from gpsd (`[gpsd]`): watched only while started, reconnecting with backoff.
+/// Fixes from gpsd (`[gpsd]`): watched only while started, reconnecting with backoff; the satellites of its SKY
+/// reports as the receiver's sky.
 ///
 /// The daemon reaches gpsd through libgps (the GPSD module's `LibGPSClient`, a ``GPSDClient``), loaded at the first
 /// connection (the shim's `dlopen`), so a daemon whose clients never need gpsd never maps it; a libgps that cannot
@@ -17,11 +18,12 @@ import WhereaboutsCore
 /// own report follows with the same fix time: the service then refreshes the Location it signalled for that
 /// epoch in place rather than signalling the epoch again. A report identical to the one before is not passed on.
 @BusActor
-public final class GPSDProvider: LocationProvider {
+public final class GPSDProvider: SkyReporting {
     public let kind = ProviderKind.gpsd
     public let minimumClientLevel = AccuracyLevel.exact
     public var onFix: (@BusActor (Fix) -> Void)?
     public var onAvailabilityChanged: (@BusActor () -> Void)?
+    public var onSky: (@BusActor ([Satellite]) -> Void)?
 
     private let address: String
     private let clock: any WhereaboutsCore.Clock
@@ -70,7 +72,9 @@ public final class GPSDProvider: LocationProvider {
             logger.info("gpsd: connected to \(address)")
             setConnected(true)
         }
-        guard let fix = reports.fix(from: line, receivedAt: clock.wallNow) else { return }
+        let fix = reports.fix(from: line, receivedAt: clock.wallNow)
+        if let sky = reports.takeSky() { onSky?(sky) }
+        guard let fix else { return }
         // A gpsd that hangs up before giving a fix is retried with growing pauses, like a refused one.
         stream.resetBackoff()
         onFix?(fix)
