@@ -389,7 +389,7 @@ func failureKind(_ result: Result<HTTPResponse, HTTPFailure>) -> String? {
 }
 
 /// Polls `condition` every 20 ms, without blocking a thread of the test's executor, for up to `timeout`.
-func waitUntil(_ what: String, timeout: Duration = .seconds(20), _ condition: () throws -> Bool) async throws {
+func waitUntil(_ what: String, timeout: Duration = .seconds(60), _ condition: () throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
         if try condition() { return }

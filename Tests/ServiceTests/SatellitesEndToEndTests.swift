@@ -55,8 +55,10 @@ struct SatellitesEndToEndTests {
 
         #expect(try await exact.get(exactClient, Self.ours, "Satellites").elements?.isEmpty == true)
         _ = try await city.getAll(cityClient, Self.ours)
+        let feeding = ContinuousClock.now
         try await feed(pty, from: 0, count: 25)
         try await exact.waitFor("SatellitesChanged") { changes(exact).count >= 2 }
+        let fed = ContinuousClock.now - feeding
 
         let sky = try #require(try await exact.get(exactClient, Self.ours, "Satellites").elements)
         let rows = sky.map { $0.fields ?? [] }
@@ -69,8 +71,10 @@ struct SatellitesEndToEndTests {
         #expect(changes(exact).last.map { String(describing: $0) } == String(describing: sky), "NaN written alike")
         let signalled = exact.signals.filter { $0.member == "SatellitesChanged" }
         #expect(signalled.allSatisfy { $0.destination != nil && $0.path == exactClient })
-        // Ten epochs a second, each a different sky: at most a change a second.
-        #expect(changes(exact).count <= 4, "\(changes(exact).count) SatellitesChanged in 2.5 s")
+        // Ten epochs a second, each a different sky: at most a change a second, however long the feed took on a
+        // loaded machine (a change per epoch would be 25; the rule itself is held on a manual clock in SkyPacerTests).
+        let seconds = Int((Double(fed.components.seconds) + Double(fed.components.attoseconds) / 1e18).rounded(.up))
+        #expect(changes(exact).count <= seconds + 1, "\(changes(exact).count) SatellitesChanged in \(fed)")
 
         let location = try await exact.get(exactClient, GeoClueTestClient.clientInterface, "Location").objectPath!
         #expect(try await exact.get(location, Self.oursLocation, "FixType") == .string("3d"))
