@@ -168,7 +168,19 @@ struct GPSDEndToEndTests {
         #expect(names(sky) == expected)
         let gps4 = try #require(sky.first?.fields)
         #expect(gps4[2] == .double(60) && gps4[3] == .double(100) && gps4[4] == .double(45))
-        let location = try #require(try await app.get(path, client, "Location").objectPath)
+        // A TPV carries the dilutions of the SKY before it; the first epoch's may come before any SKY. The second
+        // update after the sky was signalled comes from a TPV read after that SKY.
+        let skySignal = try #require(
+            app.signals.firstIndex {
+                $0.member == "SatellitesChanged" && names($0.arguments().first?.elements ?? []) == expected
+            })
+        func updatesAfterSky() -> [ObjectPath] {
+            app.signals[(skySignal + 1)...].filter { $0.member == "LocationUpdated" }.compactMap {
+                $0.arguments().last?.objectPath
+            }
+        }
+        try await app.waitFor("two updates after the sky", timeout: .seconds(30)) { updatesAfterSky().count >= 2 }
+        let location = updatesAfterSky()[1]
         let values = try await app.getAll(location, "io.github.whereabouts1.Location")
         #expect(values["FixType"] == .string("3d"), "\(values)")
         for dop in ["HDOP", "VDOP", "PDOP"] {
