@@ -156,3 +156,15 @@ extension GeoClueTestClient {
         }
     }
 }
+
+/// A started exact client of `app` (desktop id `whereabouts-test`) with `timeThreshold`, as the modem suites start one.
+@BusActor
+func exactClient(_ app: GeoClueTestClient, timeThreshold: UInt32 = 0) async throws -> ObjectPath {
+    let client = GeoClueTestClient.clientInterface
+    let path = try await app.getClient()
+    try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
+    try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
+    try await app.set(path, client, "TimeThreshold", .uint32(timeThreshold))
+    _ = try await app.call(path, client, "Start")
+    return path
+}

@@ -59,16 +59,6 @@ struct ModemGNSSEndToEndTests {
         }
     }
 
-    /// A started exact client with `timeThreshold`.
-    func exactClient(_ app: GeoClueTestClient, timeThreshold: UInt32 = 0) async throws -> ObjectPath {
-        let path = try await app.getClient()
-        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
-        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
-        try await app.set(path, client, "TimeThreshold", .uint32(timeThreshold))
-        _ = try await app.call(path, client, "Start")
-        return path
-    }
-
     /// One registered modem with a GPS, the daemon started, and an app whose exact client is started once the
     /// daemon has seen the modem: the modem's path and the app (which the test closes).
     func exactClientOnARegisteredModem(_ rig: Rig) async throws -> (modem: String, app: GeoClueTestClient) {

@@ -20,16 +20,6 @@ struct RealModemManagerTests {
     typealias Rig = RealModemManagerSuite.Rig
     let client = GeoClueTestClient.clientInterface
 
-    /// A started exact client with `timeThreshold`.
-    func exactClient(_ app: GeoClueTestClient, timeThreshold: UInt32 = 0) async throws -> ObjectPath {
-        let path = try await app.getClient()
-        try await app.set(path, client, "DesktopId", .string("whereabouts-test"))
-        try await app.set(path, client, "RequestedAccuracyLevel", .uint32(8))
-        try await app.set(path, client, "TimeThreshold", .uint32(timeThreshold))
-        _ = try await app.call(path, client, "Start")
-        return path
-    }
-
     /// Waits until the app's latest fix is within 1e-5 degrees of the position given.
     func waitForFix(_ app: GeoClueTestClient, latitude: Double, longitude: Double, _ what: String) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
