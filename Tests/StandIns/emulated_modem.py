@@ -8,7 +8,7 @@ Creates a umockdev testbed with the USB device (ID_MM_DEVICE_PROCESS=1), ttyUSB1
 (ID_MM_PORT_TYPE_GPS=1) and ttyUSB2 as its primary AT port (ID_MM_PORT_TYPE_AT_PRIMARY=1), both ID_MM_CANDIDATE=1
 and backed by ptys (ttyUSB3 and ttyUSB4 once plugged in again, and so on), and answers on the pty masters: AT
 commands on the AT port (registration, operator, signal, GPS on and off) and, while `AT+QGPS=1` is on, NMEA at 1 Hz
-on the GPS port. It starts nothing else: ModemManager runs under
+(or the `rate` command's) on the GPS port. It starts nothing else: ModemManager runs under
 `LD_PRELOAD=libumockdev-preload.so.0` with `UMOCKDEV_DIR` set to the testbed's folder (the `dir` command).
 
 What ModemManager 1.20 needs from it: every ioctl on the emulated ttys runs on the real pty (umockdev's default
@@ -37,6 +37,8 @@ a line answered (`ok ...` or `error MESSAGE`). `--send` sends one and prints the
                                    again, `searching` when the network is lost for a second to get there
   gps                              `on N` or `off N`: whether the GPS is on, and how often it was turned on
   refused                          the AT commands answered ERROR so far, comma-separated
+  rate MS                          stream an epoch every MS milliseconds instead of every second (the start; reset
+                                   leaves it), timed to the hundredth of a second when faster
 """
 
 import fcntl
@@ -135,7 +137,8 @@ class Modem:
         os.chmod(control_path, 0o666)
         self.control.listen(8)
         GLib.io_add_watch(self.control.fileno(), GLib.PRIORITY_DEFAULT, GLib.IO_IN, self.accept)
-        GLib.timeout_add(1000, self.stream)
+        self.interval = 1000
+        self.stream_timer = GLib.timeout_add(self.interval, self.stream)
         print("testbed at", self.testbed.get_root_dir(), flush=True)
 
     # The device.
@@ -325,8 +328,11 @@ class Modem:
 
     def stream(self):
         if self.gps_on and self.nmea:
-            now = time.gmtime()
-            clock = time.strftime("%H%M%S.00", now)
+            seconds = time.time()
+            now = time.gmtime(seconds)
+            # Whole seconds at 1 Hz, as receivers give them; faster epochs need the hundredths to tell them apart.
+            hundredths = int(seconds * 100) % 100 if self.interval < 1000 else 0
+            clock = time.strftime("%H%M%S", now) + ".%02d" % hundredths
             latitude, ns = degrees(self.latitude, 2, "N", "S")
             longitude, ew = degrees(self.longitude, 3, "E", "W")
             talker = self.talker
@@ -443,6 +449,14 @@ class Modem:
             return "%s %d" % ("on" if self.gps_on else "off", self.gps_starts)
         if name == "refused":
             return ",".join(self.refused)
+        if name == "rate":
+            interval = int(arguments[0])
+            if interval <= 0:
+                raise ValueError("the interval must be positive")
+            self.interval = interval
+            GLib.source_remove(self.stream_timer)
+            self.stream_timer = GLib.timeout_add(interval, self.stream)
+            return ""
         raise ValueError("unknown command " + name)
 
 

@@ -211,6 +211,12 @@ public final class RealModemManager: @unchecked Sendable {
         try control(["sky", on ? "on" : "off"] + (glonass ? ["glonass"] : []))
     }
 
+    /// Streams an epoch every `milliseconds` instead of every second, its time given to the hundredth of a second
+    /// when faster (``reset(sources:)`` leaves the rate as it is).
+    public func setEpochInterval(milliseconds: Int) throws {
+        try control(["rate", String(milliseconds)])
+    }
+
     /// The device leaves, as when unplugged.
     public func remove() throws {
         try control(["remove"])
