@@ -111,28 +111,41 @@ public final class GeoClueHarness: @unchecked Sendable {
     /// GeoClue's output so far.
     public var log: String { process?.log ?? "" }
 
-    /// The bash script that mounts the configuration and execs GeoClue; `prelude` runs just before the exec.
-    public func launchScript(prelude: String = "") throws -> String {
+    /// The bash script that mounts the configuration and execs GeoClue; `prelude` runs just before the exec. With
+    /// `user`, GeoClue runs as that user (and group of the same name), as its package runs it as `geoclue`;
+    /// otherwise as root.
+    public func launchScript(prelude: String = "", asUser user: String? = nil) throws -> String {
         let mount = try Executables.find("mount")
+        let dropPrivileges = try user.map { user in
+            [try Executables.find("setpriv").path, "--reuid=\(user)", "--regid=\(user)", "--clear-groups"]
+                .map(shellQuoted).joined(separator: " ") + " "
+        }
         return [
             "set -e",
             "\(shellQuoted(mount.path)) --bind \(shellQuoted(configFile.path)) /etc/geoclue/geoclue.conf",
             prelude,
-            "exec \(shellQuoted(Self.executable.path)) -t 0 --nmea-socket \(shellQuoted(nmea.path))",
+            "exec \(dropPrivileges ?? "")\(shellQuoted(Self.executable.path)) -t 0 --nmea-socket \(shellQuoted(nmea.path))",
         ].joined(separator: "\n")
     }
 
-    /// The program and arguments that start GeoClue in its own mount namespace (see ``launchScript(prelude:)``).
-    public func launchCommand(prelude: String = "") throws -> (executable: URL, arguments: [String]) {
+    /// The program and arguments that start GeoClue in its own mount namespace (see
+    /// ``launchScript(prelude:asUser:)``).
+    public func launchCommand(prelude: String = "", asUser user: String? = nil) throws -> (
+        executable: URL, arguments: [String]
+    ) {
         (
             try Executables.find("unshare"),
-            ["--mount", "--propagation", "private", "/bin/bash", "-c", try launchScript(prelude: prelude)]
+            [
+                "--mount", "--propagation", "private", "/bin/bash", "-c",
+                try launchScript(prelude: prelude, asUser: user),
+            ]
         )
     }
 
-    /// Starts GeoClue and waits until it owns `org.freedesktop.GeoClue2`.
-    public func start() throws {
-        let command = try launchCommand()
+    /// Starts GeoClue, as `user` if given (see ``launchScript(prelude:asUser:)``), and waits until it owns
+    /// `org.freedesktop.GeoClue2`.
+    public func start(asUser user: String? = nil) throws {
+        let command = try launchCommand(asUser: user)
         let process = try ChildProcess(
             command.executable, command.arguments, environment: bus.environment, logFile: logFile)
         self.process = process
