@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
-# the release products, runs wbbench for the gpsd path and the modem path (both services: GeoClue's modem GPS source
-# and ours through the real ModemManager on the emulated modem, then through the ModemManager stand-in), wbnet for
-# network positioning (both
-# services: GeoClue's Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each
-# with a real polkitd and the package's policy, and prints the table and the JSON; both are kept in build/bench/.
+# the release products, runs wbbench for the gpsd path and the modem path (both services, GeoClue's modem GPS source
+# and ours, through Debian's ModemManager on the emulated modem at 1 Hz and 10 Hz, each service run as its package's
+# user with its package's polkit rules; about 5 minutes), wbnet for network positioning (both services: GeoClue's
+# Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each with a real polkitd and
+# the package's policy, and prints the table and the JSON; both are kept in build/bench/.
 # Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
 # Last, wbload --regions: whereaboutsd's CPU per fix with 10,000 regions against none, and memory per region
 # (regions.txt).
@@ -15,8 +15,11 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_swift
-ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 glib-networking polkitd python3-dbusmock python3-gi modemmanager umockdev gir1.2-umockdev-1.0 openssl \
-    ca-certificates "${BUILD_PACKAGES[@]}"
+ensure_packages dbus systemd util-linux bash gpsd geoclue-2.0 glib-networking polkitd python3-dbusmock python3-gi \
+    modemmanager umockdev gir1.2-umockdev-1.0 openssl ca-certificates "${BUILD_PACKAGES[@]}"
+# The package's system user, made from its sysusers.d file as the package makes it: the modem path runs the daemon
+# as it, under the bus and polkit policy that name it (geoclue-2.0 makes GeoClue's).
+systemd-sysusers "$PWD/Packaging/debian/whereabouts.sysusers"
 # The benchmark programs are among Package.swift's extras.
 export WHEREABOUTS_EXTRAS=1
 for product in wbbench wbload wbnet; do
@@ -34,7 +37,7 @@ mkdir -p "$out"
 echo "bench: gpsd path (wbbench)..." >&2
 "$bin/wbbench" --reports 200 | tee "$out/wbbench.txt" >&2
 echo "bench: modem path (wbbench --modem)..." >&2
-"$bin/wbbench" --modem --epochs 120 --reports 200 | tee "$out/wbbench-modem.txt" >&2
+"$bin/wbbench" --modem --reports 120 | tee "$out/wbbench-modem.txt" >&2
 echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2

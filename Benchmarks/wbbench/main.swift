@@ -9,12 +9,11 @@
 //    watched (the service hands over its latest fix); with gpsd unwatched and the receiver silent (only gpsd's
 //    answer to ?POLL can serve it); with gpsd unwatched and the receiver reporting at 1 Hz (what a user sees).
 //
-//   .build/release/wbbench --modem [--epochs N] [--reports N] [--interval MS]
+//   .build/release/wbbench --modem [--reports N] [--interval MS]
 //
-// The modem path instead (ModemBench): ModemManager's Location update → LocationUpdated, for whereaboutsd as
-// installed (polkitd with the package's policy, the app as nobody) and GeoClue 2.6's modem GPS source side by side:
-// first through the real ModemManager on the emulated modem (N fixes at its 1 Hz, RealModemBench), then through
-// the ModemManager stand-in, pushed every MS milliseconds (N reports), which shows the services' share alone.
+// The modem path instead (ModemBench): ModemManager's Location update → LocationUpdated, for whereaboutsd and
+// GeoClue 2.6's modem GPS source side by side, each as its package installs it, through Debian's own ModemManager
+// on the emulated modem: N epochs at the receiver's 1 Hz, then N epochs streamed every MS milliseconds.
 import DBus
 import Foundation
 import Glibc
@@ -25,8 +24,6 @@ struct Options {
     var reports = 100
     var interval = 100
     var trials = 10
-    /// `--epochs`: fixes measured through the real ModemManager, one a second (``RealModemBench``).
-    var epochs = 60
     /// `--modem`: measure the modem path (``ModemBench``), whereaboutsd's and GeoClue's, instead of gpsd's.
     var modem = false
 
@@ -43,7 +40,6 @@ struct Options {
             case "--reports": options.reports = value
             case "--interval": options.interval = value
             case "--trials": options.trials = value
-            case "--epochs": options.epochs = value
             default: usage()
             }
         }
@@ -52,7 +48,7 @@ struct Options {
 
     static func usage() -> Never {
         print(
-            "usage: wbbench [--modem] [--reports N (100)] [--interval MS (100)] [--trials N (10)] [--epochs N (60)]")
+            "usage: wbbench [--modem] [--reports N (100)] [--interval MS (100)] [--trials N (10)]")
         exit(2)
     }
 }

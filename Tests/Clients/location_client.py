@@ -14,8 +14,9 @@ path's (wbbench --modem).
 
     location_client.py ADDRESS APP modem MODEM
         The "hold" client that also watches ModemManager's modem at object path MODEM on the same connection:
-        prints "modem T" for each PropertiesChanged of its org.freedesktop.ModemManager1.Modem.Location that
-        carries Location, and "fix T" for each LocationUpdated, T the signal's arrival on the monotonic clock in
+        prints "modem T E" for each PropertiesChanged of its org.freedesktop.ModemManager1.Modem.Location that
+        carries Location, E the time field of the GGA among its NMEA sentences ("-" without one), which names the
+        receiver's epoch, and "fix T" for each LocationUpdated, T the signal's arrival on the monotonic clock in
         nanoseconds; "started" and "refused ..." as "hold" does.
 
 Run it as the user whose app it plays (e.g. through setpriv as nobody): the service decides by that user.
@@ -36,6 +37,8 @@ from geoclue_names import SERVICE, MANAGER, CLIENT, PROPERTIES, say  # noqa: E40
 EXACT = 8
 MODEM_MANAGER = "org.freedesktop.ModemManager1"
 MODEM_LOCATION = "org.freedesktop.ModemManager1.Modem.Location"
+# The gps-nmea bit of ModemManager's MMModemLocationSource, its key in the Location dictionary.
+GPS_NMEA = 4
 
 address, app, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 loop = GLib.MainLoop()
@@ -49,6 +52,15 @@ def refused(error):
     loop.quit()
 
 
+def epoch_time(location):
+    """The time field of the GGA among the NMEA sentences of ModemManager's Location value, or "-"."""
+    for sentence in str(location.get(GPS_NMEA, "")).split():
+        fields = sentence.split(",")
+        if fields[0].endswith("GGA") and len(fields) > 1 and fields[1]:
+            return fields[1]
+    return "-"
+
+
 def on_message(_connection, message):
     arrived = time.monotonic_ns()
     if message.get_type() != 4:
@@ -56,7 +68,7 @@ def on_message(_connection, message):
     if mode == "modem" and message.get_path() == sys.argv[4] and message.get_member() == "PropertiesChanged":
         arguments = message.get_args_list()
         if arguments[0] == MODEM_LOCATION and "Location" in arguments[1]:
-            say("modem %d" % arrived)
+            say("modem %d %s" % (arrived, epoch_time(arguments[1]["Location"])))
     # The service sends its signals to the client's connection alone, so no match rule is needed.
     if message.get_interface() == CLIENT and message.get_member() == "LocationUpdated":
         state["fixes"] += 1
