@@ -249,9 +249,9 @@ enum ModemBench {
                 + "the app as root with an agent registered")
         let ours = try await measureWhereabouts(options)
         let geoClue = try await measureGeoClue(options)
-        for (index, interval) in [1000, options.interval].enumerated() {
+        for index in ours.rates.indices {
             print(
-                "\nAn epoch every \(interval) ms, \(options.reports) epochs after \(warmUp) left out (ModemManager's "
+                "\nAn epoch every \(ours.rates[index].interval) ms, \(options.reports) epochs after \(warmUp) left out (ModemManager's "
                     + "latest Location update before each epoch's first LocationUpdated → that LocationUpdated, at "
                     + "the app)")
             let both = [("whereaboutsd (as installed)", ours), ("GeoClue 2.6 (modem-gps)    ", geoClue)]
