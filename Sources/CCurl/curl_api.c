@@ -96,7 +96,13 @@ void wb_http_result_free(struct wb_http_result *result) {
     free(result->body);
     result->body = NULL;
     result->body_length = 0;
+    free(result->headers);
+    result->headers = NULL;
+    result->headers_length = 0;
 }
+
+// The most header bytes kept of a response.
+#define WB_HEADER_LIMIT 16384
 
 // The response body as it arrives, up to `limit` bytes.
 struct sink {
@@ -138,6 +144,23 @@ static size_t receive(char *buffer, size_t size, size_t count, void *context) {
     }
     memcpy(sink->data + sink->length, buffer, length);
     sink->length = needed;
+    return length;
+}
+
+// CURLOPT_HEADERFUNCTION: keeps the header lines of the last response (a new status line starts again), up to
+// WB_HEADER_LIMIT bytes; further lines are dropped, never failing the transfer.
+static size_t receive_header(char *buffer, size_t size, size_t count, void *context) {
+    struct sink *sink = context;
+    size_t length = size * count;
+    if (length >= 5 && memcmp(buffer, "HTTP/", 5) == 0) sink->length = 0;
+    if (length == 0 || length > sink->limit - sink->length) return length;
+    if (sink->data == NULL) {
+        sink->data = malloc(sink->limit);
+        if (sink->data == NULL) return length;
+        sink->capacity = sink->limit;
+    }
+    memcpy(sink->data + sink->length, buffer, length);
+    sink->length += length;
     return length;
 }
 
@@ -197,11 +220,15 @@ static int classify(wb_curl_code code, const struct sink *sink) {
         if (code != WB_CURLE_OK) rejected = &(#option)[3];        \
     }
 
-int wb_http_post(
-    const struct wb_http_request *request, struct wb_http_result *result, char *message, size_t message_size) {
+// Performs `request` as a GET when `get` is non-zero, else as a POST.
+static int exchange(
+    const struct wb_http_request *request, int get, struct wb_http_result *result, char *message,
+    size_t message_size) {
     result->status = 0;
     result->body = NULL;
     result->body_length = 0;
+    result->headers = NULL;
+    result->headers_length = 0;
     if (message_size > 0) message[0] = 0;
     const struct wb_curl_library *curl = load(message, message_size);
     if (curl == NULL) return WB_HTTP_UNAVAILABLE;
@@ -213,7 +240,7 @@ int wb_http_post(
     // libcurl's "Expect: 100-continue" for larger bodies costs a round trip (or a second's wait for a server that
     // does not answer it); an empty "Expect:" removes it.
     struct curl_slist *headers = curl->curl_slist_append(NULL, "Expect:");
-    for (size_t index = 0; headers != NULL && index < request->header_count; index++) {
+    for (size_t index = 0; !get && headers != NULL && index < request->header_count; index++) {
         struct curl_slist *longer = curl->curl_slist_append(headers, request->headers[index]);
         if (longer == NULL) {
             curl->curl_slist_free_all(headers);
@@ -228,6 +255,7 @@ int wb_http_post(
         return WB_HTTP_OTHER;
     }
     struct sink sink = {.data = NULL, .length = 0, .capacity = 0, .limit = request->maximum_response_bytes};
+    struct sink header_sink = {.data = NULL, .length = 0, .capacity = 0, .limit = WB_HEADER_LIMIT};
     char details[WB_CURL_ERROR_SIZE];
     details[0] = 0;
     const void *body = request->body != NULL ? (const void *)request->body : (const void *)"";
@@ -242,9 +270,13 @@ int wb_http_post(
     SET(WB_CURLOPT_PROTOCOLS_STR, "http,https")
     SET(WB_CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
     SET(WB_CURLOPT_FOLLOWLOCATION, 0L)
-    SET(WB_CURLOPT_POST, 1L)
-    SET(WB_CURLOPT_POSTFIELDS, body)
-    SET(WB_CURLOPT_POSTFIELDSIZE_LARGE, (wb_curl_off_t)request->body_length)
+    if (get) {
+        SET(WB_CURLOPT_HTTPGET, 1L)
+    } else {
+        SET(WB_CURLOPT_POST, 1L)
+        SET(WB_CURLOPT_POSTFIELDS, body)
+        SET(WB_CURLOPT_POSTFIELDSIZE_LARGE, (wb_curl_off_t)request->body_length)
+    }
     SET(WB_CURLOPT_HTTPHEADER, headers)
     SET(WB_CURLOPT_USERAGENT, request->user_agent)
     SET(WB_CURLOPT_TIMEOUT_MS, timeout)
@@ -260,6 +292,8 @@ int wb_http_post(
     SET(WB_CURLOPT_WRITEFUNCTION, (wb_curl_write_callback)receive)
     SET(WB_CURLOPT_WRITEDATA, (void *)&sink)
     SET(WB_CURLOPT_MAXFILESIZE_LARGE, largest)
+    SET(WB_CURLOPT_HEADERFUNCTION, (wb_curl_write_callback)receive_header)
+    SET(WB_CURLOPT_HEADERDATA, (void *)&header_sink)
     if (request->abort_flag != NULL) {
         SET(WB_CURLOPT_NOPROGRESS, 0L)
         SET(WB_CURLOPT_XFERINFOFUNCTION, (wb_curl_xferinfo_callback)check_abort)
@@ -292,11 +326,25 @@ int wb_http_post(
             result->body = sink.data;
             result->body_length = sink.length;
             sink.data = NULL;
+            result->headers = (char *)header_sink.data;
+            result->headers_length = header_sink.length;
+            header_sink.data = NULL;
             outcome = WB_HTTP_RESPONSE;
         }
     }
     free(sink.data);
+    free(header_sink.data);
     curl->curl_easy_cleanup(handle);
     curl->curl_slist_free_all(headers);
     return outcome;
+}
+
+int wb_http_post(
+    const struct wb_http_request *request, struct wb_http_result *result, char *message, size_t message_size) {
+    return exchange(request, 0, result, message, message_size);
+}
+
+int wb_http_get(
+    const struct wb_http_request *request, struct wb_http_result *result, char *message, size_t message_size) {
+    return exchange(request, 1, result, message, message_size);
 }

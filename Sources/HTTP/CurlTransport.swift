@@ -5,7 +5,7 @@ import WhereaboutsCore
     import Glibc
 #endif
 
-/// ``HTTPTransport`` through libcurl, which is loaded with `dlopen` at the first request of any transport (a daemon
+/// ``HTTPTransport`` and ``HTTPDownloader`` through libcurl, which is loaded with `dlopen` at the first request of any transport (a daemon
 /// that sends none never loads it, nor the TLS library it links).
 ///
 /// Each transport sends its requests one at a time, in the order given, on a thread of its own that starts with
@@ -20,7 +20,7 @@ import WhereaboutsCore
 /// 1.2 or later is required, and the server's certificate and name are always verified, against the system's
 /// certificate authorities or only those in `caFile`. Proxies are libcurl's default: the `http_proxy`,
 /// `https_proxy` and `no_proxy` variables of the environment, if any.
-public final class CurlTransport: HTTPTransport {
+public final class CurlTransport: HTTPTransport, HTTPDownloader {
     /// How many requests one transport holds at once, the one being sent included.
     public static let maximumRequestsInFlight = 16
 
@@ -53,13 +53,29 @@ public final class CurlTransport: HTTPTransport {
         worker.close()
     }
 
+    /// GETs `url` on the transport's thread, sending no header but the User-Agent, and returns the response with
+    /// its headers, or why there is none; see ``HTTPDownloader/get(_:timeout:maximumResponseBytes:)``. Requests
+    /// queue and time out as POSTs do.
+    public func get(_ url: String, timeout: Duration, maximumResponseBytes: Int) async -> Result<
+        HTTPResponse, HTTPFailure
+    > {
+        let request = HTTPRequest(
+            url: url, body: [], contentType: "", timeout: timeout, maximumResponseBytes: maximumResponseBytes)
+        return await send(request, method: .get)
+    }
+
     /// Sends `request` as a POST on the transport's thread and returns the response with any status, or why there
     /// is none; see ``HTTPTransport/post(_:)``. A URL, header or User-Agent holding a line break or another control
     /// character fails without anything being sent.
     public func post(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPFailure> {
+        await send(request, method: .post)
+    }
+
+    /// Sends `request` with `method` on the transport's thread.
+    private func send(_ request: HTTPRequest, method: CurlJob.Method) async -> Result<HTTPResponse, HTTPFailure> {
         let job: CurlJob
         do {
-            job = try CurlJob(request, userAgent: userAgent, caFile: caFile)
+            job = try CurlJob(request, method: method, userAgent: userAgent, caFile: caFile)
         } catch {
             return .failure(error)
         }
@@ -86,6 +102,14 @@ public final class CurlTransport: HTTPTransport {
 /// when it refuses it, or by ``CurlWorker/cancel(_:)`` or ``CurlWorker/expire(_:)`` when they drop it from the
 /// queue.
 final class CurlJob: @unchecked Sendable {
+    /// The request's method.
+    enum Method {
+        /// A POST with the request's body and headers.
+        case post
+        /// A GET, without them.
+        case get
+    }
+
     /// Set before the job is submitted; used once, by whoever finishes the job.
     var continuation: CheckedContinuation<Result<HTTPResponse, HTTPFailure>, Never>?
     /// Guarded by the worker's lock.
@@ -101,8 +125,9 @@ final class CurlJob: @unchecked Sendable {
     private let headerLines: [UnsafeMutablePointer<CChar>]
     private let body: [UInt8]
     private let maximumResponseBytes: Int
+    private let method: Method
 
-    init(_ request: HTTPRequest, userAgent: String, caFile: String?) throws(HTTPFailure) {
+    init(_ request: HTTPRequest, method: Method, userAgent: String, caFile: String?) throws(HTTPFailure) {
         guard isPrintable(request.url) else { throw .other("the URL holds a control character") }
         guard isPrintable(userAgent, allowingTab: true) else {
             throw .other("the User-Agent holds a control character")
@@ -143,6 +168,7 @@ final class CurlJob: @unchecked Sendable {
         self.body = request.body
         deadline = ContinuousClock.now.advanced(by: min(request.timeout, .seconds(Int64(1) << 31)))
         self.maximumResponseBytes = max(0, request.maximumResponseBytes)
+        self.method = method
         abortFlag = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
         abortFlag.initialize(to: 0)
     }
@@ -171,7 +197,8 @@ final class CurlJob: @unchecked Sendable {
         guard left > .zero else { return .failure(Self.expired) }
         let timeoutMilliseconds = milliseconds(left)
         var message = [CChar](repeating: 0, count: 512)
-        var result = wb_http_result(status: 0, body: nil, body_length: 0)
+        var result = wb_http_result(status: 0, body: nil, body_length: 0, headers: nil, headers_length: 0)
+        let method = self.method
         let lines = headerLines.map { UnsafePointer($0) }
         let outcome: Int32 = body.withUnsafeBufferPointer { body in
             lines.withUnsafeBufferPointer { lines in
@@ -182,7 +209,10 @@ final class CurlJob: @unchecked Sendable {
                         timeout_ms: timeoutMilliseconds, maximum_response_bytes: maximumResponseBytes,
                         abort_flag: UnsafePointer(abortFlag))
                     guard let text = message.baseAddress else { return Int32(WB_HTTP_OTHER.rawValue) }
-                    return wb_http_post(&request, &result, text, message.count)
+                    switch method {
+                    case .post: return wb_http_post(&request, &result, text, message.count)
+                    case .get: return wb_http_get(&request, &result, text, message.count)
+                    }
                 }
             }
         }
@@ -190,8 +220,10 @@ final class CurlJob: @unchecked Sendable {
         switch UInt32(bitPattern: outcome) {
         case WB_HTTP_RESPONSE.rawValue:
             let received = Array(UnsafeBufferPointer(start: result.body, count: result.body_length))
+            let headerBytes = UnsafeRawBufferPointer(start: result.headers, count: result.headers_length)
+            let headers = responseHeaders(String(decoding: headerBytes, as: UTF8.self))
             wb_http_result_free(&result)
-            return .success(HTTPResponse(status: result.status, body: received))
+            return .success(HTTPResponse(status: result.status, body: received, headers: headers))
         case WB_HTTP_UNRESOLVABLE.rawValue: return .failure(.unresolvable(why))
         case WB_HTTP_UNREACHABLE.rawValue: return .failure(.unreachable(why))
         case WB_HTTP_TIMED_OUT.rawValue: return .failure(.timedOut(why))
@@ -333,6 +365,18 @@ private func milliseconds(_ duration: Duration) -> Int {
     let fraction = (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     guard !overflow, whole <= Int64(Int.max) - fraction else { return Int.max }
     return max(1, Int(whole + fraction))
+}
+
+/// The header fields of a response's header lines (`Name: value`, CR LF after each, the status line first), their
+/// values without the spaces around them; lines that are not fields are skipped.
+func responseHeaders(_ lines: String) -> [HTTPHeader] {
+    lines.split(whereSeparator: { $0 == "\r\n" || $0 == "\n" || $0 == "\r" }).dropFirst().compactMap { line in
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = String(line[..<colon])
+        guard isToken(name) else { return nil }
+        let value = line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" }
+        return HTTPHeader(name, String(value.reversed().drop { $0 == " " || $0 == "\t" }.reversed()))
+    }
 }
 
 /// Whether `text` holds no control character (and no NUL, which would cut its C copy short).

@@ -23,6 +23,11 @@ import WhereaboutsProviders
 /// does (or, for the rate, the rate wanted); polkit's refusal (`Error.Core.Unauthorized`) is logged once, naming
 /// the rule that grants the service's user ModemManager's action.
 ///
+/// **Assisting the receiver.** With a ``GNSSAssistance``, before a `Setup` turns a modem's receiver on, the SUPL
+/// server configured is set (`SetSuplServer`, once per modem) and, on a modem whose `SupportedAssistanceData` has
+/// XTRA, the predicted-orbit file for its `AssistanceDataServers` is injected (`InjectAssistanceData`, once per
+/// modem and file); then `Setup` follows, whether that worked or not.
+///
 /// **Bad values.** A property of the wrong type, a `Location` entry that is not what ModemManager sends, or a
 /// malformed reply is logged (the first, then every hundredth) and ignored.
 @BusActor
@@ -53,10 +58,16 @@ public final class ModemManagerClient: ModemLocationService {
     private var observers: [@BusActor (ModemLocationEvent) -> Void] = []
     private var lastReasons: [String?] = []
     var badValues = 0
+    /// What assists the receivers before they are set up; nil: nothing does.
+    let assistance: (any GNSSAssistance)?
+    /// The number of the last preparation of a receiver (``prepareReceiver(_:)``).
+    var preparations = 0
 
-    /// A client on `connection` (the system bus); ``start()`` begins following ModemManager.
-    public init(connection: Connection, logger: any Logger) {
+    /// A client on `connection` (the system bus), assisting the receivers with `assistance`; ``start()`` begins
+    /// following ModemManager.
+    public init(connection: Connection, assistance: (any GNSSAssistance)? = nil, logger: any Logger) {
         self.connection = connection
+        self.assistance = assistance
         self.logger = logger
         lastReasons = reasons
     }

@@ -37,6 +37,18 @@ extension ModemManagerClient {
                     location.enabled = ModemLocationSources(rawValue: bits)
                     location.ours.formIntersection(location.enabled)
                 }
+            case "SupportedAssistanceData":
+                if let bits = value.uint32 {
+                    location.supportedAssistanceData = bits
+                } else {
+                    badValue("\(path): \(name) is \(value.signature)")
+                }
+            case "AssistanceDataServers":
+                if case .array(element: "s", let urls) = value {
+                    location.assistanceDataServers = urls.compactMap(\.string)
+                } else {
+                    badValue("\(path): \(name) is \(value.signature)")
+                }
             case "SignalsLocation":
                 if let flag = value.bool {
                     location.signals = flag

@@ -20,6 +20,13 @@ extension ModemManagerClient {
             return
         }
         if let failed = location.failedSetup, failed.sources == target, failed.signals == signals { return }
+        if location.preparing != nil { return }
+        if assistance != nil, target.contains(.gpsNMEA), !location.enabled.contains(.gpsNMEA),
+            !location.receiverPrepared
+        {
+            prepareReceiver(path)
+            return
+        }
         modems[path]?.location?.setupInFlight = true
         callLocation("Setup", [.uint32(target.rawValue), .boolean(signals)], at: path, of: owner) { client, error in
             client.setUpEnded(
@@ -77,6 +84,7 @@ extension ModemManagerClient {
             location.enabled = target
             location.signals = signals
             location.turnedSignalsOn = turnsSignalsOn
+            if !target.contains(.gpsNMEA) { location.receiverPrepared = false }
         }
         modems[path]?.location = location
         announceAvailability()

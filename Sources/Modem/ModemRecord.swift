@@ -76,6 +76,19 @@ struct LocationRecord {
     var failedRefreshRate: UInt32?
     /// The last value of each `Location` entry read, so that a repeat is not passed on twice.
     var lastValues: [UInt32: DBusValue] = [:]
+    /// `SupportedAssistanceData` (`MMModemLocationAssistanceDataType`).
+    var supportedAssistanceData: UInt32 = 0
+    /// `AssistanceDataServers`: where the modem's predicted orbits can be downloaded, in order.
+    var assistanceDataServers: [String] = []
+    /// The receiver's assistance is being prepared (``ModemManagerClient/prepareReceiver(_:)``), by that
+    /// preparation's number; `Setup` waits for it.
+    var preparing: Int?
+    /// The receiver was assisted since it was last off: the next `Setup` that turns it on goes ahead.
+    var receiverPrepared = false
+    /// `SetSuplServer` was called (whatever its answer).
+    var suplServerSet = false
+    /// The download time of the predicted-orbit file last injected (or refused by the modem): each file once.
+    var injectedOrbits: WallTime?
 
     /// Forgets the failed `Setup` and `SetGpsRefreshRate`, so that both are tried again.
     mutating func forgetFailures() {

@@ -6,6 +6,7 @@ import Modem
 import WhereaboutsCore
 import WhereaboutsProviders
 import WhereaboutsStorage
+import WiFi
 
 /// The modem providers of `[modem-gps]`, `[3g]` and `[cdma]`, sharing one ``ModemManagerClient`` on the system
 /// bus connection.
@@ -25,7 +26,11 @@ enum ModemPositioning {
             logger.info("[3g] enable=true, but [network] enable=false: cells are not looked up")
         }
         guard modem.gnssEnabled || looksUpCells || modem.cdmaEnabled else { return ([], nil) }
-        let client = ModemManagerClient(connection: connection, logger: logger)
+        let client = ModemManagerClient(
+            connection: connection,
+            assistance: modem.gnssEnabled && modem.assistance.enabled
+                ? predictedOrbits(configuration, connection: connection, clock: clock, logger: logger) : nil,
+            logger: logger)
         var providers: [any LocationProvider] = []
         if modem.gnssEnabled {
             providers.append(ModemGNSSProvider(modems: client, clock: clock, logger: logger))
@@ -51,5 +56,28 @@ enum ModemPositioning {
         }
         BusActor.task { await client.start() }
         return (providers, client)
+    }
+
+    /// The receivers' assistance: predicted orbits downloaded through a libcurl transport of their own and kept in
+    /// the file `predicted-orbits` beside the grants, NetworkManager asked whether the connection is metered.
+    private static func predictedOrbits(
+        _ configuration: Configuration, connection: Connection, clock: SystemClock, logger: any Logger
+    ) -> PredictedOrbitSource {
+        let cacheFile = PredictedOrbitCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
+            logger.error("predicted orbits: cannot save: \(failure)")
+        }
+        Shutdown.flushBeforeExit { cacheFile.flush() }
+        let metering = NetworkManagerMetering(connection: connection)
+        let assistance = configuration.modem.assistance
+        if let servers = assistance.servers {
+            logger.info("modem GNSS: predicted orbits from \(servers.map(loggableURL).joined(separator: " "))")
+        }
+        if let supl = assistance.suplServer { logger.info("modem GNSS: SUPL server \(supl) is set on the modems") }
+        return PredictedOrbitSource(
+            configuration: assistance, networkPositioningEnabled: configuration.network.enabled,
+            downloader: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: configuration.network.caFile),
+            isMetered: { await metering.isMetered() },
+            loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
+            saveCache: { cacheFile.save($0) }, clock: clock, logger: logger)
     }
 }

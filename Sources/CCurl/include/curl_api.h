@@ -1,4 +1,4 @@
-// HTTP POST through libcurl, which is loaded with dlopen at the first request, so that a daemon that never asks a
+// HTTP POST and GET through libcurl, which is loaded with dlopen at the first request, so that a daemon that never asks a
 // network positioning service never loads libcurl, OpenSSL and their dependencies.
 //
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call, so the whole exchange is done here
@@ -22,7 +22,7 @@
 // The library's file name, as Debian's libcurl4 package installs it.
 #define WB_CURL_LIBRARY "libcurl.so.4"
 
-// One POST. Every string is NUL-terminated and must hold no CR or LF (the caller checks); every pointer stays
+// One POST (or, with wb_http_get, one GET, whose body and headers are not sent). Every string is NUL-terminated and must hold no CR or LF (the caller checks); every pointer stays
 // valid until wb_http_post returns.
 struct wb_http_request {
     // An http:// or https:// URL; any other scheme fails (libcurl is told to allow these two only).
@@ -75,6 +75,10 @@ struct wb_http_result {
     long status;
     uint8_t *_Nullable body;
     size_t body_length;
+    // With WB_HTTP_RESPONSE: the response's header lines as received (CR LF after each, the status line first,
+    // at most 16 KiB), which wb_http_result_free releases (NULL when none).
+    char *_Nullable headers;
+    size_t headers_length;
 };
 
 // Performs `request`, blocking until it ends; loads libcurl first if no request has (every thread may call it,
@@ -84,7 +88,12 @@ int wb_http_post(
     const struct wb_http_request *_Nonnull request, struct wb_http_result *_Nonnull result, char *_Nonnull message,
     size_t message_size);
 
-// Releases the body of `result`.
+// Performs `request` as a GET, without its body or header lines, as wb_http_post performs a POST.
+int wb_http_get(
+    const struct wb_http_request *_Nonnull request, struct wb_http_result *_Nonnull result, char *_Nonnull message,
+    size_t message_size);
+
+// Releases the body and headers of `result`.
 void wb_http_result_free(struct wb_http_result *_Nonnull result);
 
 // Sets `*flag`, so that the exchange given it as abort_flag stops at its next progress check (about once a

@@ -90,8 +90,15 @@ extension Configuration {
                 configuration.network.ip.url = try section.webURL("url")
                 configuration.network.ip.accuracy = try section.radius("accuracy")
             case "modem-gps":
-                try section.checkKeys(["enable"])
+                try section.checkKeys([
+                    "enable", "assistance", "assistance-servers", "assistance-metered", "supl-server",
+                ])
                 try section.load("enable", into: &configuration.modem.gnssEnabled, section.bool)
+                try section.load("assistance", into: &configuration.modem.assistance.enabled, section.bool)
+                configuration.modem.assistance.servers = try section.httpsURLList("assistance-servers")
+                try section.load(
+                    "assistance-metered", into: &configuration.modem.assistance.overMeteredConnection, section.bool)
+                configuration.modem.assistance.suplServer = try section.hostAndPort("supl-server")
             case "3g":
                 try section.checkKeys(["enable"])
                 try section.load("enable", into: &configuration.modem.cellEnabled, section.bool)
@@ -206,6 +213,35 @@ private struct Section {
             url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f })
         else { throw invalid(entry, expected: "an http:// or https:// URL") }
         return url
+    }
+
+    /// One or more `https://` URLs with a host, separated by spaces or commas.
+    func httpsURLList(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let entry = group.entry(key), let text = try string(key) else { return nil }
+        let urls = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
+        let valid = urls.allSatisfy { url in
+            guard url.hasPrefix("https://"), url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return false }
+            return url.dropFirst(8).split(separator: "/", omittingEmptySubsequences: false).first?.isEmpty == false
+        }
+        guard !urls.isEmpty, valid else {
+            throw invalid(entry, expected: "one or more https:// URLs, separated by spaces or commas")
+        }
+        return urls
+    }
+
+    /// `HOST:PORT`: a host name or address (an IPv6 address in brackets) and a port in 1...65535.
+    func hostAndPort(_ key: String) throws(ConfigurationError) -> String? {
+        guard let entry = group.entry(key), let text = try string(key) else { return nil }
+        let expected = "HOST:PORT, with a port in 1...65535"
+        guard let colon = text.lastIndex(of: ":") else { throw invalid(entry, expected: expected) }
+        let host = text[..<colon]
+        let hostIsValid =
+            !host.isEmpty && host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "/") }
+            && (host.hasPrefix("[") == host.hasSuffix("]"))
+        guard hostIsValid, let port = UInt16(text[text.index(after: colon)...]), port != 0 else {
+            throw invalid(entry, expected: expected)
+        }
+        return text
     }
 
     /// GeoClue's `submission-nick=`: empty (none is sent), or 2 to 32 characters, without control characters

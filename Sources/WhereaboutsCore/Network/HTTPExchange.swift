@@ -40,9 +40,12 @@ public struct HTTPHeader: Sendable, Equatable {
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var body: [UInt8]
-    public init(status: Int, body: [UInt8]) {
+    /// The response's headers, in order (a transport that does not read them gives none).
+    public var headers: [HTTPHeader]
+    public init(status: Int, body: [UInt8], headers: [HTTPHeader] = []) {
         self.status = status
         self.body = body
+        self.headers = headers
     }
 }
 
@@ -82,4 +85,13 @@ public protocol HTTPTransport: Sendable {
     /// Sends `request` and returns the response, or why there is none. Never throws, never blocks the caller's
     /// thread, and returns within the request's timeout.
     func post(_ request: HTTPRequest) async -> Result<HTTPResponse, HTTPFailure>
+}
+
+/// Downloads files with anonymous GETs without blocking its caller: the daemon's is libcurl on a thread of its own,
+/// loaded at the first request; tests may pass their own.
+public protocol HTTPDownloader: Sendable {
+    /// GETs `url` with no header beyond the User-Agent and returns the response with its headers, or why there is
+    /// none; the whole exchange takes at most `timeout`, and a body over `maximumResponseBytes` fails it with
+    /// ``HTTPFailure/tooLarge(_:)``. Never throws, never blocks the caller's thread.
+    func get(_ url: String, timeout: Duration, maximumResponseBytes: Int) async -> Result<HTTPResponse, HTTPFailure>
 }
