@@ -292,8 +292,10 @@ static int exchange(
     SET(WB_CURLOPT_WRITEFUNCTION, (wb_curl_write_callback)receive)
     SET(WB_CURLOPT_WRITEDATA, (void *)&sink)
     SET(WB_CURLOPT_MAXFILESIZE_LARGE, largest)
-    SET(WB_CURLOPT_HEADERFUNCTION, (wb_curl_write_callback)receive_header)
-    SET(WB_CURLOPT_HEADERDATA, (void *)&header_sink)
+    if (get) {
+        SET(WB_CURLOPT_HEADERFUNCTION, (wb_curl_write_callback)receive_header)
+        SET(WB_CURLOPT_HEADERDATA, (void *)&header_sink)
+    }
     if (request->abort_flag != NULL) {
         SET(WB_CURLOPT_NOPROGRESS, 0L)
         SET(WB_CURLOPT_XFERINFOFUNCTION, (wb_curl_xferinfo_callback)check_abort)

@@ -14,14 +14,15 @@ Answers follow --control, a JSON file read again for every request (replace it a
         "/v1/geolocate": {"mode": "respond", "status": 200, "body": "...", "headers": {"Name": "value"}},
         "/slow": {"mode": "hang"},
         "/big": {"mode": "huge", "bytes": 10485760, "declare_length": false},
-        "/gone": {"mode": "close"}
+        "/gone": {"mode": "close"},
+        "/cut": {"mode": "truncate", "body": "...", "declared": 1000}
       }
     }
 
 A path (without the query) found in "responses" is answered as it says: "respond" with that status, body and
 headers; "hang" never answers (the connection stays open); "huge" sends that many bytes, with or without a
 Content-Length (without, the end of the body is the end of the connection); "close" drops the connection without
-an answer. Otherwise a POST is answered as Ichnaea answers it: to /v1/geolocate, 200 with "location" (the
+an answer; "truncate" announces a Content-Length of "declared" bytes, sends only "body" and closes the connection. Otherwise a POST is answered as Ichnaea answers it: to /v1/geolocate, 200 with "location" (the
 defaults, or the control file's) or 400 with Ichnaea's parse error when the body is not a JSON object; to
 /v2/geosubmit, 200 with {} or 400 with the parse error when the body is not a JSON object with an "items" list.
 Anything else is a 404.
@@ -154,6 +155,18 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "hang":
             self.server.never.wait()
         elif mode == "close":
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        elif mode == "truncate":
+            body = answer.get("body", "").encode("utf-8")
+            self.send_response(200)
+            self.send_header("Content-Length", str(int(answer["declared"])))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
             self.close_connection = True
             try:
                 self.connection.shutdown(socket.SHUT_RDWR)

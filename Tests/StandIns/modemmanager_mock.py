@@ -45,7 +45,8 @@ Control (interface io.github.whereabouts1.Test.ModemManager, object /io/github/w
 for root):
 * AddModem(a{sv} settings) -> o: a modem appears (InterfacesAdded). Settings: State (i, 3 disabled by default; a
   state above disabled is reached through StateChanged after the modem appears), LocationCapabilities (u),
-  SupportedAssistanceData (u), AccessTechnologies (u, the network's, shown while registered), and any
+  SupportedAssistanceData (u, 1 for XTRA), AssistanceDataServers (as), AccessTechnologies (u, the network's,
+  shown while registered), and any
   org.freedesktop.ModemManager1.Modem property by name (Manufacturer, Model, EquipmentIdentifier, ...).
 * RemoveModem(o): it goes (InterfacesRemoved).
 * SetState(o, i state, u reason): the modem's state changes as ModemManager would report it (StateChanged with
@@ -62,12 +63,15 @@ for root):
   modem's own properties stay as they were.
 * SetAuthorisedUsers(s action, au uids): the users polkit authorises for a ModemManager action (only root at
   first, for every action).
-* FailNextCall(o, s method, s error): the modem's next call of `method` (Setup, SetGpsRefreshRate or GetLocation)
+* FailNextCall(o, s method, s error): the modem's next call of `method` (Setup, SetGpsRefreshRate, GetLocation,
+  SetSuplServer or InjectAssistanceData)
   fails with ...Error.Core.<error> (or `error` itself when it is a full name) before anything is checked, and is
   recorded with that error; the calls after it are served as usual.
 * GetSetupCalls(o) -> a(uubs): each Setup call, refused ones included: caller uid, sources, signal_location, and
   the error name ("" when it succeeded); GetGpsRefreshRateCalls(o) -> a(uus): caller uid, rate, error name;
-  GetLocationCalls(o) -> a(us): caller uid, error name.
+  GetLocationCalls(o) -> a(us): caller uid, error name; GetInjectedAssistanceData(o) -> a(uays): caller uid, the
+  bytes, error name; GetSuplServerCalls(o) -> a(uss): caller uid, server, error name; GetCallOrder(o) -> as: the
+  names of the Location interface's methods called on the modem, in the order they were received.
 '''
 
 import re
@@ -258,6 +262,15 @@ INTROSPECTION = '''
     </method>
     <method name="GetLocationCalls">
       <arg name="modem" type="o" direction="in"/><arg name="calls" type="a(us)" direction="out"/>
+    </method>
+    <method name="GetInjectedAssistanceData">
+      <arg name="modem" type="o" direction="in"/><arg name="calls" type="a(uays)" direction="out"/>
+    </method>
+    <method name="GetSuplServerCalls">
+      <arg name="modem" type="o" direction="in"/><arg name="calls" type="a(uss)" direction="out"/>
+    </method>
+    <method name="GetCallOrder">
+      <arg name="modem" type="o" direction="in"/><arg name="methods" type="as" direction="out"/>
     </method>
   </interface>
 </node>
@@ -548,13 +561,17 @@ class Modem:
         self.path = f'{ROOT_PATH}/Modem/{index}'
         self.capabilities = self.setting(settings, 'LocationCapabilities', 'u', 0)
         self.assistance_data = self.setting(settings, 'SupportedAssistanceData', 'u', 0)
+        self.assistance_servers = self.setting(settings, 'AssistanceDataServers', 'as', [])
         self.network_access = self.setting(settings, 'AccessTechnologies', 'u', 0)
         requested_state = self.setting(settings, 'State', 'i', STATE_DISABLED)
         if requested_state not in STATE_NAMES:
             raise ModemManagerError('InvalidArgs', f'no modem state {requested_state}')
         self.serving_cell = None
         self.base_station = (None, None)
-        self.calls = {'Setup': [], 'SetGpsRefreshRate': [], 'GetLocation': []}
+        self.calls = {
+            'Setup': [], 'SetGpsRefreshRate': [], 'GetLocation': [], 'SetSuplServer': [], 'InjectAssistanceData': [],
+        }
+        self.call_order = []
         self.next_failures = {}
         self.gathered = Gathered()
         self.location = None
@@ -657,7 +674,7 @@ class Modem:
             'SignalsLocation': variant('b', False),
             'Location': variant('a{uv}', {}),
             'SuplServer': variant('s', ''),
-            'AssistanceDataServers': variant('as', []),
+            'AssistanceDataServers': variant('as', self.assistance_servers),
             'GpsRefreshRate': variant('u', GPS_REFRESH_DEFAULT if self.capabilities & GPS_SOURCES else 0),
         }, self.handle_location)
 
@@ -853,6 +870,7 @@ class Modem:
     def recorded(self, method, uid, arguments, body):
         '''Runs `body`, recording the call (caller uid, arguments, error name) in the method's log; a failure
         FailNextCall asked for is answered instead.'''
+        self.call_order.append(method)
         try:
             failure = self.next_failures.pop(method, None)
             if failure is not None:
@@ -903,19 +921,23 @@ class Modem:
         return self.recorded('SetGpsRefreshRate', uid, (rate,), body)
 
     def set_supl_server(self, uid, supl):
-        self.service.authorise(uid, DEVICE_CONTROL)
-        self.require_enabled('set SUPL server')
-        if not self.capabilities & (SOURCE_AGPS_MSA | SOURCE_AGPS_MSB):
-            raise ModemManagerError('Unsupported', 'Cannot set SUPL server: A-GPS not supported')
-        host, _, port = supl.rpartition(':')
-        if not host or not port.isdigit():
-            raise ModemManagerError('InvalidArgs', f'Invalid SUPL address: {supl}')
-        self.location.set('SuplServer', supl)
+        def body():
+            self.service.authorise(uid, DEVICE_CONTROL)
+            self.require_enabled('set SUPL server')
+            if not self.capabilities & (SOURCE_AGPS_MSA | SOURCE_AGPS_MSB):
+                raise ModemManagerError('Unsupported', 'Cannot set SUPL server: A-GPS not supported')
+            host, _, port = supl.rpartition(':')
+            if not host or not port.isdigit():
+                raise ModemManagerError('InvalidArgs', f'Invalid SUPL address: {supl}')
+            self.location.set('SuplServer', supl)
+        return self.recorded('SetSuplServer', uid, (supl,), body)
 
-    def inject_assistance_data(self, uid, _data):
-        self.service.authorise(uid, DEVICE_CONTROL)
-        if self.assistance_data == 0:
-            raise ModemManagerError('Unsupported', 'Cannot inject assistance data: ununsupported')
+    def inject_assistance_data(self, uid, data):
+        def body():
+            self.service.authorise(uid, DEVICE_CONTROL)
+            if self.assistance_data == 0:
+                raise ModemManagerError('Unsupported', 'Cannot inject assistance data: ununsupported')
+        return self.recorded('InjectAssistanceData', uid, (bytes(data),), body)
 
 
 class Service:
@@ -1063,6 +1085,12 @@ class Service:
             return GLib.Variant('(a(uus))', (modem.calls['SetGpsRefreshRate'],))
         elif method == 'GetLocationCalls':
             return GLib.Variant('(a(us))', (modem.calls['GetLocation'],))
+        elif method == 'GetInjectedAssistanceData':
+            return GLib.Variant('(a(uays))', (modem.calls['InjectAssistanceData'],))
+        elif method == 'GetSuplServerCalls':
+            return GLib.Variant('(a(uss))', (modem.calls['SetSuplServer'],))
+        elif method == 'GetCallOrder':
+            return GLib.Variant('(as)', (modem.call_order,))
         return None
 
 

@@ -75,7 +75,7 @@ struct wb_http_result {
     long status;
     uint8_t *_Nullable body;
     size_t body_length;
-    // With WB_HTTP_RESPONSE: the response's header lines as received (CR LF after each, the status line first,
+    // With WB_HTTP_RESPONSE to wb_http_get: the response's header lines as received (CR LF after each, the status line first,
     // at most 16 KiB), which wb_http_result_free releases (NULL when none).
     char *_Nullable headers;
     size_t headers_length;

@@ -8,8 +8,8 @@ import TestBasics
 /// `{"location":{"lat":…,"lng":…},"accuracy":…}` (``setLocation(latitude:longitude:accuracy:)`` changes it), or
 /// with 400 and Ichnaea's parse error when the body is not a JSON object; a POST to ``geosubmitPath`` with 200 and
 /// `{}`, or the parse error when the body is not a JSON object with an `items` list; any other request gets a 404.
-/// ``setResponse(path:_:)`` overrides a path: any status and body, an answer that never comes, a huge body, or a
-/// connection dropped without an answer. Changes apply from the next request on.
+/// ``setResponse(path:_:)`` overrides a path: any status, headers and body (a predicted-orbit file, for instance),
+/// an answer that never comes, a huge body, a body cut off, or a connection dropped without an answer. Changes apply from the next request on.
 public final class IchnaeaServer: @unchecked Sendable {
     /// Debian's Python, which the server needs nothing beyond.
     public static let python = URL(fileURLWithPath: "/usr/bin/python3")
@@ -67,6 +67,9 @@ public final class IchnaeaServer: @unchecked Sendable {
         case huge(bytes: Int, declaresLength: Bool)
         /// None: the connection is dropped once the request has been read.
         case close
+        /// 200 announcing a `Content-Length` of `declaredBytes`, but only `body` is sent before the connection is
+        /// closed: a body cut off.
+        case truncated(body: String, declaredBytes: Int)
     }
 
     /// Whether the server speaks HTTPS.
@@ -223,6 +226,8 @@ public final class IchnaeaServer: @unchecked Sendable {
             case .huge(let bytes, let declaresLength):
                 answers[path] = ["mode": "huge", "bytes": bytes, "declare_length": declaresLength]
             case .close: answers[path] = ["mode": "close"]
+            case .truncated(let body, let declaredBytes):
+                answers[path] = ["mode": "truncate", "body": body, "declared": declaredBytes]
             }
         }
         let control: [String: Any] = [

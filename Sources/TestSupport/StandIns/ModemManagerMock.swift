@@ -74,6 +74,20 @@ public final class ModemManagerMock: BusServiceMock, @unchecked Sendable {
         public static let cdmaBaseStation = LocationSources(rawValue: 1 << 3)
     }
 
+    /// `MM_MODEM_LOCATION_ASSISTANCE_DATA_TYPE_XTRA`, for `SupportedAssistanceData`.
+    public static let xtra: UInt32 = 1 << 0
+    /// `MM_MODEM_LOCATION_SOURCE_AGPS_MSA`, which a modem needs to take a SUPL server.
+    public static let agpsMSA = LocationSources(rawValue: 1 << 5)
+
+    /// One `InjectAssistanceData` or `SetSuplServer` call a modem received.
+    public struct AssistanceCall: Sendable, Equatable {
+        public let uid: uid_t
+        /// The bytes injected, or the SUPL server's text as UTF-8.
+        public let data: [UInt8]
+        /// The D-Bus error it was answered with; nil when it succeeded.
+        public let error: String?
+    }
+
     /// ModemManager's `MMModemState`.
     public enum ModemState: Int32, Sendable {
         case failed = -1
@@ -166,16 +180,21 @@ public final class ModemManagerMock: BusServiceMock, @unchecked Sendable {
     /// Adds a modem (`InterfacesAdded`) and returns its object path. It appears in `state` if that is disabled or
     /// below, else disabled and then moves to `state` with `StateChanged`, as an enabled modem does;
     /// `accessTechnologies` are the network's, shown while it is registered.
+    /// `assistanceData` is its `SupportedAssistanceData` (``xtra``: it takes predicted orbits) and
+    /// `assistanceServers` its `AssistanceDataServers`.
     @discardableResult
     public func addModem(
-        capabilities: LocationSources, state: ModemState = .disabled, accessTechnologies: AccessTechnologies = .lte
+        capabilities: LocationSources, state: ModemState = .disabled, accessTechnologies: AccessTechnologies = .lte,
+        assistanceData: UInt32 = 0, assistanceServers: [String] = []
     ) throws -> String {
         let output = try control(
             "AddModem",
             [
-                "a{sv}", "3", "LocationCapabilities", "u", String(capabilities.rawValue), "State", "i",
+                "a{sv}", "5", "LocationCapabilities", "u", String(capabilities.rawValue), "State", "i",
                 String(state.rawValue), "AccessTechnologies", "u", String(accessTechnologies.rawValue),
-            ])
+                "SupportedAssistanceData", "u", String(assistanceData), "AssistanceDataServers", "as",
+                String(assistanceServers.count),
+            ] + assistanceServers)
         let words = BusctlWords.split(output)
         guard words.count == 2, words[0] == "o" else { throw TestEnvironmentError("AddModem answered \(output)") }
         return words[1]
@@ -281,6 +300,49 @@ public final class ModemManagerMock: BusServiceMock, @unchecked Sendable {
             }
             return RefreshRateCall(uid: uid, rate: rate, error: fields[2].isEmpty ? nil : fields[2])
         }
+    }
+
+    /// Every `InjectAssistanceData` call the modem at `path` received, refused ones included, in order.
+    public func injectedAssistanceData(_ path: String) throws -> [AssistanceCall] {
+        let output = try control("GetInjectedAssistanceData", ["o", path])
+        let words = BusctlWords.split(output)
+        guard words.count >= 2, words[0] == "a(uays)", let count = Int(words[1]) else {
+            throw TestEnvironmentError("expected a(uays), got \(output.prefix(200))")
+        }
+        var calls: [AssistanceCall] = []
+        var index = 2
+        for _ in 0..<count {
+            guard index + 1 < words.count, let uid = uid_t(words[index]), let length = Int(words[index + 1]),
+                index + 2 + length < words.count
+            else { throw TestEnvironmentError("GetInjectedAssistanceData answered \(output.prefix(200))") }
+            let bytes = try words[(index + 2)..<(index + 2 + length)].map { word in
+                guard let byte = UInt8(word) else { throw TestEnvironmentError("not a byte: \(word)") }
+                return byte
+            }
+            let error = words[index + 2 + length]
+            calls.append(AssistanceCall(uid: uid, data: bytes, error: error.isEmpty ? nil : error))
+            index += 3 + length
+        }
+        return calls
+    }
+
+    /// Every `SetSuplServer` call the modem at `path` received, refused ones included, in order.
+    public func suplServerCalls(_ path: String) throws -> [AssistanceCall] {
+        try records(try control("GetSuplServerCalls", ["o", path]), type: "a(uss)", fields: 3).map { fields in
+            guard let uid = uid_t(fields[0]) else {
+                throw TestEnvironmentError("GetSuplServerCalls answered \(fields)")
+            }
+            return AssistanceCall(uid: uid, data: Array(fields[1].utf8), error: fields[2].isEmpty ? nil : fields[2])
+        }
+    }
+
+    /// The names of the Location interface's methods called on the modem at `path`, in the order received.
+    public func callOrder(_ path: String) throws -> [String] {
+        let words = BusctlWords.split(try control("GetCallOrder", ["o", path]))
+        guard words.count >= 2, words[0] == "as", let count = Int(words[1]), words.count == 2 + count else {
+            throw TestEnvironmentError("GetCallOrder answered \(words)")
+        }
+        return Array(words.dropFirst(2))
     }
 
     /// The structures of an array answer, `type` then a count, each with `fields` words.

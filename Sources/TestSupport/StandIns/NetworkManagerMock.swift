@@ -75,6 +75,15 @@ public final class NetworkManagerMock: BusServiceMock, @unchecked Sendable {
             device, "UpdateProperties", ["sa{sv}", Self.wirelessInterface, "1", "LastScan", "x", String(milliseconds)])
     }
 
+    /// Gives NetworkManager's main object the `Metered` property (`NMMetered`: 1 yes, 2 no, 3 guessed yes, 4
+    /// guessed no), which the template lacks, or changes it with `PropertiesChanged`.
+    public func setMetered(_ value: UInt32) throws {
+        let path = "/org/freedesktop/NetworkManager"
+        if (try? call(path, "AddProperty", ["ssv", Self.busName, "Metered", "u", String(value)])) == nil {
+            _ = try call(path, "UpdateProperties", ["sa{sv}", Self.busName, "1", "Metered", "u", String(value)])
+        }
+    }
+
     /// How many times the device at `device` was asked for `RequestScan`.
     public func requestScanCount(_ device: String) throws -> Int {
         let output = try call(device, "GetMethodCalls", ["s", "RequestScan"])

@@ -40,7 +40,7 @@ public struct HTTPHeader: Sendable, Equatable {
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var body: [UInt8]
-    /// The response's headers, in order (a transport that does not read them gives none).
+    /// The response's headers, in order: a GET's (``HTTPDownloader``); a POST's are not read and none are given.
     public var headers: [HTTPHeader]
     public init(status: Int, body: [UInt8], headers: [HTTPHeader] = []) {
         self.status = status
