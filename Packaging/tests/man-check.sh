@@ -35,12 +35,17 @@ for option in $(grep -o -- '--[a-z][a-z-]*' <<<"$daemon_help" | sort -u); do
 done
 
 # The groups and keys of the configuration file, as the parser checks them (`case "GROUP":` followed by
-# `checkKeys([...])`): each must be in whereabouts.conf(5) and in the packaged configuration file.
+# `checkKeys([...])`, on one line or several): each must be in whereabouts.conf(5) and in the packaged configuration
+# file.
 conf="$X/etc/whereabouts/whereabouts.conf"
 parser=Sources/WhereaboutsCore/Configuration/ConfigurationParsing.swift
-groups=$(awk '/^ *case "[a-z-]+":$/ { gsub(/[ ":]|case/, ""); group = $0; next }
-              group != "" && /checkKeys\(\[/ { sub(/.*checkKeys\(\[/, ""); sub(/\]\).*/, ""); gsub(/[ "]/, "");
-                                              print group ":" $0; group = "" }' "$parser")
+groups=$(awk '/^ *case "[a-z0-9-]+":$/ { gsub(/[ ":]|case/, ""); group = $0; next }
+              group != "" && /checkKeys\(\[/ { keys = "" }
+              group != "" && keys != "-" { keys = keys $0
+                                           if (keys ~ /\]\)/) { sub(/.*checkKeys\(\[/, "", keys); sub(/\]\).*/, "", keys)
+                                                                gsub(/[ "]/, "", keys); sub(/,$/, "", keys)
+                                                                print group ":" keys; group = ""; keys = "-" } }
+              group == "" { keys = "-" }' "$parser")
 [ -n "$groups" ] || fail "no configuration groups found in $parser"
 for entry in $groups; do
     group=${entry%%:*}

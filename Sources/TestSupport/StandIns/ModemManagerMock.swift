@@ -12,8 +12,9 @@ import TestBasics
 /// unsupported sources), the Location dictionary as ModemManager builds it, and `PropertiesChanged` for it only
 /// while `SignalsLocation` is on (the script's own documentation has the details). This wrapper drives the
 /// script's control interface with `busctl`: modems added and removed, their state, the network's serving cell,
-/// NMEA from the GPS port, the users polkit authorises, a call made to fail once, and the `Setup` and
-/// `SetGpsRefreshRate` calls received; it also reads a modem's Location setup and calls `Setup` as another program.
+/// NMEA from the GPS port, the users polkit authorises, a call made to fail once, the `Setup`,
+/// `SetGpsRefreshRate`, `SetSuplServer` and `InjectAssistanceData` calls received (the bytes injected included) and
+/// the order of the Location calls; it also reads a modem's Location setup and calls `Setup` as another program.
 ///
 /// The bus must let root own `org.freedesktop.ModemManager1` and callers use it as ModemManager's own policy does:
 /// create it with `PrivateBus(extraPolicy: ModemManagerMock.busPolicy)`.

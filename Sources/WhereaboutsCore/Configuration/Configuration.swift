@@ -2,7 +2,8 @@
 ///
 /// A GeoClue configuration carries over: `[agent]`, the app entries and every source group of GeoClue's
 /// (`[static-source]`, `[network-nmea]`, `[wifi]`, `[ip]`, `[modem-gps]`, `[3g]`, `[cdma]` and `[compass]`) mean what
-/// they mean to GeoClue. Whereabouts adds `[replay]`, `[gpsd]`, `[network]` and `[static-source] path=`.
+/// they mean to GeoClue. Whereabouts adds `[replay]`, `[gpsd]`, `[network]`, `[static-source] path=` and
+/// `[modem-gps]`'s assistance keys (`assistance=`, `assistance-servers=`, `assistance-metered=`, `supl-server=`).
 ///
 /// Every setting the file leaves out keeps its value from ``default``. Unlike GeoClue, where a source whose
 /// `enable=` is missing is on, every Whereabouts source is off unless its group says `enable=true`.
