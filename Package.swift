@@ -169,6 +169,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("ichnaea", ["WhereaboutsCore"]),
     ("position-cache", ["WhereaboutsCore"]),
     ("cell-cache", ["WhereaboutsCore"]),
+    ("predicted-orbits", ["WhereaboutsCore"]),
     ("routes", ["WhereaboutsCore"]),
     ("regions", ["WhereaboutsCore"]),
     ("identity", ["WhereaboutsCore"]),
