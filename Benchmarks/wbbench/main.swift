@@ -14,6 +14,16 @@
 // The modem path instead (ModemBench): ModemManager's Location update → LocationUpdated, for whereaboutsd and
 // GeoClue 2.6's modem GPS source side by side, each as its package installs it, through Debian's own ModemManager
 // on the emulated modem: N epochs at the receiver's 1 Hz, then N epochs streamed every MS milliseconds.
+//
+//   .build/release/wbbench --first-fix [--trials N] [--cold-start S (35)] [--assisted-start S (18)]
+//
+// Time to the first exact fix from a modem receiver that starts cold (FirstFixBench): whereaboutsd with predicted
+// orbits downloaded, from its cache, and without, and GeoClue 2.6, against the ModemManager stand-in's receiver.
+//
+//   .build/release/wbbench --sky [--reports N]
+//
+// What the satellites in view cost (SkyBench): messages on the bus and CPU per epoch of a real gpsd's sky, for an
+// exact client without and with a satellite watcher.
 import DBus
 import Foundation
 import Glibc
@@ -26,6 +36,14 @@ struct Options {
     var trials = 10
     /// `--modem`: measure the modem path (``ModemBench``), whereaboutsd's and GeoClue's, instead of gpsd's.
     var modem = false
+    /// `--first-fix`: measure the time to a modem receiver's first fix (``FirstFixBench``) instead.
+    var firstFix = false
+    /// `--sky`: measure what the satellites in view cost per epoch (``SkyBench``) instead.
+    var sky = false
+    /// The stand-in receiver's time to first fix from a cold start, in seconds.
+    var coldStart = 35
+    /// The stand-in receiver's time to first fix once orbits were injected, in seconds.
+    var assistedStart = 18
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -35,11 +53,21 @@ struct Options {
                 options.modem = true
                 continue
             }
+            if flag == "--first-fix" {
+                options.firstFix = true
+                continue
+            }
+            if flag == "--sky" {
+                options.sky = true
+                continue
+            }
             guard let text = rest.popFirst(), let value = Int(text), value > 0 else { usage() }
             switch flag {
             case "--reports": options.reports = value
             case "--interval": options.interval = value
             case "--trials": options.trials = value
+            case "--cold-start": options.coldStart = value
+            case "--assisted-start": options.assistedStart = value
             default: usage()
             }
         }
@@ -48,7 +76,8 @@ struct Options {
 
     static func usage() -> Never {
         print(
-            "usage: wbbench [--modem] [--reports N (100)] [--interval MS (100)] [--trials N (10)]")
+            "usage: wbbench [--modem | --first-fix | --sky] [--reports N (100)] [--interval MS (100)] [--trials N (10)] "
+                + "[--cold-start S (35)] [--assisted-start S (18)]")
         exit(2)
     }
 }
@@ -204,7 +233,15 @@ func run(_ options: Options) async throws {
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Task { @BusActor in
     do {
-        if options.modem { try await ModemBench.run(options) } else { try await run(options) }
+        if options.modem {
+            try await ModemBench.run(options)
+        } else if options.firstFix {
+            try await FirstFixBench.run(options)
+        } else if options.sky {
+            try await SkyBench.run(options)
+        } else {
+            try await run(options)
+        }
         exit(0)
     } catch {
         print("wbbench: \(error)")

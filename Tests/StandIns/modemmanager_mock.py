@@ -57,6 +57,12 @@ for root):
   (SetState) or once the 3GPP source is enabled, as a network changing operators makes it search.
 * SetAccessTechnologies(o, u): the network's MMModemAccessTechnology bits.
 * PushNmea(o, s sentences): sentences from the modem's GPS port, one per line (CR LF or LF).
+* SetReceiver(o, d latitude, d longitude, d cold_start, d assisted_start): the modem's receiver streams on its own
+  from then on, as a real one does: while a GPS source is enabled, an epoch a second (GPGGA, GPGSA, GPRMC), without
+  a position until its time to first fix has passed since it was turned on: `cold_start` seconds, or
+  `assisted_start` once predicted orbits were injected into the modem (counted from the injection when that came
+  after the receiver was turned on). Turning it off forgets the sky, so each start is cold again unless the modem
+  holds injected orbits, which it keeps until it is removed.
 * SetCdmaBaseStation(o, d latitude, d longitude): the CDMA base station's position.
 * EmitRawPropertiesChanged(o, s interface, a{sv} changed): PropertiesChanged from the modem's object exactly as
   given, values of the wrong type included, which ModemManager never sends: for tests of a client's checks. The
@@ -238,6 +244,11 @@ INTROSPECTION = '''
     </method>
     <method name="PushNmea">
       <arg name="modem" type="o" direction="in"/><arg name="sentences" type="s" direction="in"/>
+    </method>
+    <method name="SetReceiver">
+      <arg name="modem" type="o" direction="in"/><arg name="latitude" type="d" direction="in"/>
+      <arg name="longitude" type="d" direction="in"/><arg name="cold_start" type="d" direction="in"/>
+      <arg name="assisted_start" type="d" direction="in"/>
     </method>
     <method name="SetCdmaBaseStation">
       <arg name="modem" type="o" direction="in"/><arg name="latitude" type="d" direction="in"/>
@@ -553,6 +564,76 @@ def location_dictionary(previous, updates):
     return {source: values[source] for source in LOCATION_ORDER if source in values}
 
 
+def nmea_sentence(body):
+    '''`body` as a sentence: `$`, the body, `*` and its checksum.'''
+    checksum = 0
+    for character in body.encode('ascii'):
+        checksum ^= character
+    return '$%s*%02X' % (body, checksum)
+
+
+def nmea_angle(value, degree_digits, positive, negative):
+    '''An NMEA latitude or longitude: degrees and minutes, and the hemisphere.'''
+    hemisphere = positive if value >= 0 else negative
+    value = abs(value)
+    degrees = int(value)
+    return '%0*d%07.4f' % (degree_digits, degrees, (value - degrees) * 60), hemisphere
+
+
+class Receiver:
+    '''The modem's GNSS receiver as SetReceiver models it.'''
+
+    def __init__(self, modem, latitude, longitude, cold_start, assisted_start):
+        self.modem = modem
+        self.latitude = latitude
+        self.longitude = longitude
+        self.cold_start = cold_start
+        self.assisted_start = assisted_start
+        self.turned_on_at = None
+        self.timer = None
+
+    def turn_on(self):
+        self.turned_on_at = time.monotonic()
+        self.timer = GLib.timeout_add(1000, self.epoch)
+
+    def turn_off(self):
+        if self.timer is not None:
+            GLib.source_remove(self.timer)
+        self.timer = None
+        self.turned_on_at = None
+
+    def first_fix_due(self):
+        '''When the receiver has its first position: a cold start's time after it was turned on, or sooner with
+        predicted orbits in the modem.'''
+        due = self.turned_on_at + self.cold_start
+        injected = self.modem.orbits_injected_at
+        if injected is not None:
+            due = min(due, max(injected, self.turned_on_at) + self.assisted_start)
+        return due
+
+    def epoch(self):
+        now = time.time()
+        clock = time.strftime('%H%M%S', time.gmtime(now)) + '.00'
+        date = time.strftime('%d%m%y', time.gmtime(now))
+        if time.monotonic() >= self.first_fix_due():
+            latitude = ','.join(nmea_angle(self.latitude, 2, 'N', 'S'))
+            longitude = ','.join(nmea_angle(self.longitude, 3, 'E', 'W'))
+            bodies = [
+                f'GPGGA,{clock},{latitude},{longitude},1,08,0.9,545.4,M,46.9,M,,',
+                'GPGSA,A,3,04,05,09,12,24,25,29,31,,,,,1.8,0.9,1.5',
+                f'GPRMC,{clock},A,{latitude},{longitude},0.0,0.0,{date},,,A',
+            ]
+        else:
+            bodies = [
+                f'GPGGA,{clock},,,,,0,00,99.99,,,,,,',
+                'GPGSA,A,1,,,,,,,,,,,,,99.99,99.99,99.99',
+                f'GPRMC,{clock},V,,,,,,,{date},,,N',
+            ]
+        for body in bodies:
+            self.modem.gps_trace(nmea_sentence(body))
+        return True
+
+
 class Modem:
     '''One modem: its Modem interface, its Location interface while it has one, and the network it sees.'''
 
@@ -573,6 +654,8 @@ class Modem:
         }
         self.call_order = []
         self.next_failures = {}
+        self.receiver = None
+        self.orbits_injected_at = None
         self.gathered = Gathered()
         self.location = None
         self.location_values = {}
@@ -680,6 +763,8 @@ class Modem:
 
     def unexport(self):
         '''Takes every interface off the bus.'''
+        if self.receiver is not None:
+            self.receiver.turn_off()
         if self.location:
             self.location.unexport()
             self.location = None
@@ -730,6 +815,7 @@ class Modem:
 
     def set_source_status(self, source, enabled):
         mask = self.location.get('Enabled')
+        gps_was_on = bool(mask & GPS_SOURCES)
         if enabled:
             mask |= source
             if source not in self.gathered.sources:
@@ -741,6 +827,11 @@ class Modem:
             mask &= ~source
             self.gathered.sources.pop(source, None)
         self.location.set('Enabled', mask)
+        if self.receiver is not None and gps_was_on != bool(mask & GPS_SOURCES):
+            if gps_was_on:
+                self.receiver.turn_off()
+            else:
+                self.receiver.turn_on()
 
     def setup_gathering(self, mask):
         current = self.location.get('Enabled')
@@ -937,6 +1028,7 @@ class Modem:
             self.service.authorise(uid, DEVICE_CONTROL)
             if self.assistance_data == 0:
                 raise ModemManagerError('Unsupported', 'Cannot inject assistance data: ununsupported')
+            self.orbits_injected_at = time.monotonic()
         return self.recorded('InjectAssistanceData', uid, (bytes(data),), body)
 
 
@@ -1063,6 +1155,17 @@ class Service:
             for trace in args[1].replace('\r\n', '\n').split('\n'):
                 if trace:
                     modem.gps_trace(trace)
+        elif method == 'SetReceiver':
+            latitude, longitude, cold_start, assisted_start = args[1:]
+            if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):
+                raise ModemManagerError('InvalidArgs', 'latitude or longitude out of range')
+            if not 0 <= assisted_start <= cold_start:
+                raise ModemManagerError('InvalidArgs', 'the assisted start must take no longer than the cold start')
+            if modem.receiver is not None:
+                modem.receiver.turn_off()
+            modem.receiver = Receiver(modem, latitude, longitude, cold_start, assisted_start)
+            if modem.location and modem.location.get('Enabled') & GPS_SOURCES:
+                modem.receiver.turn_on()
         elif method == 'SetCdmaBaseStation':
             latitude, longitude = args[1:]
             if not (-90 <= latitude <= 90 and -180 <= longitude <= 180):

@@ -38,6 +38,9 @@ public struct NMEAEpoch: Sendable, Equatable {
     /// Whether the epoch lists the satellites in view: a GPGSV sequence of five GPS satellites (4, 5 and 9 among
     /// those the GSA uses; 7 and 30 not) and a GLGSV of GLONASS slots 6 and 7.
     public var includesSky = false
+    /// Added to each satellite's C/N0 in the sky (dB-Hz), so that consecutive epochs' skies differ as a real
+    /// receiver's do.
+    public var signalOffset = 0
 
     public init(
         time: Double, latitude: Double, longitude: Double, altitude: Double = 545.4, geoidSeparation: Double = 46.9,
@@ -81,10 +84,12 @@ public struct NMEAEpoch: Sendable, Equatable {
         ]
         if includesGST { lines.append(NMEA.sentence("GPGST,\(clock),1.0,2.5,1.5,45.0,2.0,1.8,3.2")) }
         if includesSky {
+            let signal = { (base: Int) in String(base + signalOffset) }
             lines += [
-                NMEA.sentence("GPGSV,2,1,05,04,60,100,45,05,30,200,40,07,10,300,,09,45,010,38"),
-                NMEA.sentence("GPGSV,2,2,05,30,25,150,35"),
-                NMEA.sentence("GLGSV,1,1,02,70,45,060,33,71,12,250,29"),
+                NMEA.sentence(
+                    "GPGSV,2,1,05,04,60,100,\(signal(45)),05,30,200,\(signal(40)),07,10,300,,09,45,010,\(signal(38))"),
+                NMEA.sentence("GPGSV,2,2,05,30,25,150,\(signal(35))"),
+                NMEA.sentence("GLGSV,1,1,02,70,45,060,\(signal(33)),71,12,250,\(signal(29))"),
             ]
         }
         return lines

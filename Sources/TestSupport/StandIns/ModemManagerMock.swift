@@ -227,6 +227,17 @@ public final class ModemManagerMock: BusServiceMock, @unchecked Sendable {
         _ = try control("SetCdmaBaseStation", ["odd", path, String(latitude), String(longitude)])
     }
 
+    /// Gives the modem at `path` a receiver at `latitude`, `longitude` that streams on its own while a GPS source is
+    /// on, an epoch a second, without a position for `coldStart` seconds after it is turned on, or for
+    /// `assistedStart` seconds once predicted orbits were injected (the script's `SetReceiver`).
+    public func setReceiver(
+        _ path: String, latitude: Double, longitude: Double, coldStart: Double, assistedStart: Double
+    ) throws {
+        _ = try control(
+            "SetReceiver",
+            ["odddd", path, String(latitude), String(longitude), String(coldStart), String(assistedStart)])
+    }
+
     /// Emits `PropertiesChanged` for `interface` from the modem at `path` exactly as given, values of the wrong
     /// type included (which ModemManager never sends): `changed` is the `a{sv}` in busctl's words, its count first
     /// (`["2", "State", "s", "bogus", "Enabled", "u", "4"]`). The modem's own properties do not change.
