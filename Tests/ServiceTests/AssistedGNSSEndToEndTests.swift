@@ -133,6 +133,25 @@ struct AssistedGNSSEndToEndTests {
         #expect(try await onOwnThread { try rig.requests() }.count == 1)
     }
 
+    @Test func theInjectedOrbitsGiveTheReceiversFirstFix() async throws {
+        // The stand-in's receiver would take a day to fix from a cold start, and a second with orbits injected: a
+        // fix from it shows they reached the modem in time to serve the client that needed them.
+        let rig = try Rig()
+        let modem = try await onOwnThread { try rig.addModem() }
+        try await onOwnThread {
+            try rig.modemManager.setReceiver(
+                modem, latitude: 48.1173, longitude: 11.5166, coldStart: 86_400, assistedStart: 1)
+        }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await exactClient(rig)
+        defer { app.close() }
+        let update = try await app.waitForUpdates(1, timeout: .seconds(60))[0]
+        let values = try await app.getAll(update.new, "io.github.whereabouts1.Location")
+        #expect(values["Provider"] == .string("modem-gnss"), "\(values)")
+        #expect(values["FixType"] == .string("3d"), "\(values)")
+        #expect(abs((values["Latitude"]?.double ?? 0) - 48.1173) < 1e-4, "\(values)")
+    }
+
     @Test func theRequestIsAnAnonymousGETNamingOnlyTheService() async throws {
         let rig = try Rig()
         let modem = try await onOwnThread { try rig.addModem() }
