@@ -2,7 +2,9 @@
 # whereaboutsd and GeoClue 2.6 side by side (make bench): installs what it needs (as root, on Debian 12), builds
 # the release products, runs wbbench for the gpsd path and the modem path (both services, GeoClue's modem GPS source
 # and ours, through Debian's ModemManager on the emulated modem at 1 Hz and 10 Hz, each service run as its package's
-# user with its package's polkit rules; about 5 minutes), wbnet for network positioning (both services: GeoClue's
+# user with its package's polkit rules; about 5 minutes), a modem receiver's first fix with predicted orbits and
+# without beside GeoClue's (the ModemManager stand-in's receiver; about 6 minutes) and what the satellites in view
+# cost on the bus (about 2 minutes), wbnet for network positioning (both services: GeoClue's
 # Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each with a real polkitd and
 # the package's policy, and prints the table and the JSON; both are kept in build/bench/.
 # Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
@@ -38,6 +40,10 @@ echo "bench: gpsd path (wbbench)..." >&2
 "$bin/wbbench" --reports 200 | tee "$out/wbbench.txt" >&2
 echo "bench: modem path (wbbench --modem)..." >&2
 "$bin/wbbench" --modem --reports 120 | tee "$out/wbbench-modem.txt" >&2
+echo "bench: a modem receiver's first fix with and without predicted orbits (wbbench --first-fix)..." >&2
+"$bin/wbbench" --first-fix --trials 3 | tee "$out/wbbench-first-fix.txt" >&2
+echo "bench: what the satellites in view cost (wbbench --sky)..." >&2
+"$bin/wbbench" --sky --reports 60 | tee "$out/wbbench-sky.txt" >&2
 echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2

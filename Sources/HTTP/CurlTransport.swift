@@ -5,8 +5,8 @@ import WhereaboutsCore
     import Glibc
 #endif
 
-/// ``HTTPTransport`` and ``HTTPDownloader`` through libcurl, which is loaded with `dlopen` at the first request of any transport (a daemon
-/// that sends none never loads it, nor the TLS library it links).
+/// ``HTTPTransport`` and ``HTTPDownloader`` through libcurl, which is loaded with `dlopen` at the first request of
+/// any transport (a daemon that sends none never loads it, nor the TLS library it links).
 ///
 /// Each transport sends its requests one at a time, in the order given, on a thread of its own that starts with
 /// its first request; `post` only queues the request and waits, so it never blocks its caller's thread. At most

@@ -8,8 +8,13 @@ extension ModemManagerClient {
     /// `MM_MODEM_LOCATION_ASSISTANCE_DATA_TYPE_XTRA`: the modem takes Qualcomm's predicted-orbit files.
     static let xtraAssistance: UInt32 = 1 << 0
 
+    /// The longest a `SetSuplServer` or `InjectAssistanceData` is waited for, so that the receiver waits at most
+    /// this twice and the download's ``PredictedOrbitSource/downloadTimeout`` to start.
+    static let preparationCallTimeout = Duration.seconds(10)
+
     /// Sets the SUPL server and injects the predicted orbits on the modem at `path`, then sets it up; `Setup`
-    /// waits meanwhile. Whatever fails is logged and the receiver starts without it.
+    /// waits meanwhile. Whatever fails is logged and the receiver starts without it. The orbits are asked for only
+    /// while a client still needs the receiver and ModemManager has not refused this service the modem.
     func prepareReceiver(_ path: ObjectPath) {
         guard let owner, let assistance, let location = modems[path]?.location else { return }
         preparations += 1
@@ -18,25 +23,29 @@ extension ModemManagerClient {
         let generation = self.generation
         BusActor.task { [weak self] in
             guard let self else { return }
-            if let server = assistance.suplServer, !location.suplServerSet {
+            var refused = location.refused
+            if let server = assistance.suplServer, !location.suplServerSet,
+                !location.capabilities.isDisjoint(with: .agps)
+            {
                 let error = await self.call("SetSuplServer", [.string(server)], at: path, of: owner)
                 guard self.isCurrent(preparation, at: path, generation: generation) else { return }
                 self.modems[path]?.location?.suplServerSet = true
                 if let error {
+                    refused = refused || error.name == Self.unauthorised
                     self.logger.warning("modems: \(path) does not take the SUPL server \(server): \(error)")
                 } else {
                     self.logger.info("modems: \(path): SUPL server \(server)")
                 }
             }
-            if location.supportedAssistanceData & Self.xtraAssistance != 0,
+            if location.supportedAssistanceData & Self.xtraAssistance != 0, self.needed.contains(.gpsNMEA), !refused,
                 let file = await assistance.predictedOrbits(modemServers: location.assistanceDataServers),
                 self.isCurrent(preparation, at: path, generation: generation),
-                self.modems[path]?.location?.injectedOrbits != file.downloaded
+                self.modems[path]?.location?.injectedOrbitsDownloadTime != file.downloaded
             {
                 let bytes = DBusValue.array(element: "y", file.data.map { .byte($0) })
                 let error = await self.call("InjectAssistanceData", [bytes], at: path, of: owner)
                 guard self.isCurrent(preparation, at: path, generation: generation) else { return }
-                self.modems[path]?.location?.injectedOrbits = file.downloaded
+                self.modems[path]?.location?.injectedOrbitsDownloadTime = file.downloaded
                 if let error {
                     self.logger.warning(
                         "modems: \(path) refuses the predicted orbits from \(loggableURL(file.source)): \(error); "
@@ -47,7 +56,8 @@ extension ModemManagerClient {
             }
             guard self.isCurrent(preparation, at: path, generation: generation) else { return }
             self.modems[path]?.location?.preparing = nil
-            self.modems[path]?.location?.receiverPrepared = true
+            // A client that left meanwhile leaves the receiver to be prepared again when one needs it.
+            self.modems[path]?.location?.receiverPrepared = self.needed.contains(.gpsNMEA)
             self.setUp(path)
         }
     }
@@ -66,7 +76,7 @@ extension ModemManagerClient {
         do throws(DBusError) {
             _ = try await connection.call(
                 destination: owner, path: path, interface: Self.locationInterface, member: member,
-                arguments: arguments, timeout: Self.callTimeout)
+                arguments: arguments, timeout: Self.preparationCallTimeout)
             return nil
         } catch {
             return error

@@ -45,7 +45,10 @@ extension ModemManagerClient {
                 }
             case "AssistanceDataServers":
                 if case .array(element: "s", let urls) = value {
-                    location.assistanceDataServers = urls.compactMap(\.string)
+                    // Only what a kept file may name: the first few plain URLs of a bounded length.
+                    location.assistanceDataServers = Array(
+                        urls.compactMap(\.string).filter(PredictedOrbitCache.isPlainURL)
+                            .prefix(PredictedOrbitCache.maximumServers))
                 } else {
                     badValue("\(path): \(name) is \(value.signature)")
                 }

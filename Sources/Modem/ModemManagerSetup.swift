@@ -28,6 +28,10 @@ extension ModemManagerClient {
             return
         }
         modems[path]?.location?.setupInFlight = true
+        // Each time the receiver is turned on it is prepared anew (a kept file may have expired since).
+        if target.contains(.gpsNMEA), !location.enabled.contains(.gpsNMEA) {
+            modems[path]?.location?.receiverPrepared = false
+        }
         callLocation("Setup", [.uint32(target.rawValue), .boolean(signals)], at: path, of: owner) { client, error in
             client.setUpEnded(
                 path, target: target, others: others, signals: signals, turnsSignalsOn: turnsSignalsOn, error: error)

@@ -88,7 +88,7 @@ struct LocationRecord {
     /// `SetSuplServer` was called (whatever its answer).
     var suplServerSet = false
     /// The download time of the predicted-orbit file last injected (or refused by the modem): each file once.
-    var injectedOrbits: WallTime?
+    var injectedOrbitsDownloadTime: WallTime?
 
     /// Forgets the failed `Setup` and `SetGpsRefreshRate`, so that both are tried again.
     mutating func forgetFailures() {

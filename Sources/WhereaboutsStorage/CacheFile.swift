@@ -1,3 +1,4 @@
+import Glibc
 import WhereaboutsCore
 
 /// A cache of the service's (``PositionCache``, ``CellAnswerCache``) kept in a ``DurableFile`` next to the grants,
@@ -14,12 +15,19 @@ public struct CacheFile<Cache: StoredCache>: Sendable {
     private let writer: BackgroundWriter<Cache>
 
     /// The file that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
-    /// writer's thread.
+    /// writer's thread. A cache whose text is larger than ``sizeLimit`` is not written (`EFBIG`): the file is never
+    /// one its reader refuses.
     public init(besideGrantsAt grantsPath: String, saveFailed: @escaping @Sendable (String) -> Void) {
         let file = DurableFile(named: Cache.fileName, besideFileAt: grantsPath)
         self.file = file
         writer = BackgroundWriter(
-            write: { cache in try file.write(cache.serialized()) },
+            write: { cache in
+                let text = cache.serialized()
+                guard text.utf8.count <= Self.sizeLimit else {
+                    throw DurableFile.Failure(operation: "write", path: file.path, code: EFBIG)
+                }
+                try file.write(text)
+            },
             finished: { _, failure in
                 if let failure { saveFailed(failure) }
             })

@@ -28,7 +28,7 @@ enum ModemPositioning {
         guard modem.gnssEnabled || looksUpCells || modem.cdmaEnabled else { return ([], nil) }
         let client = ModemManagerClient(
             connection: connection,
-            assistance: modem.gnssEnabled && modem.assistance.enabled
+            assistance: modem.gnssEnabled && (modem.assistance.enabled || modem.assistance.suplServer != nil)
                 ? predictedOrbits(configuration, connection: connection, clock: clock, logger: logger) : nil,
             logger: logger)
         var providers: [any LocationProvider] = []
@@ -69,7 +69,7 @@ enum ModemPositioning {
         Shutdown.flushBeforeExit { cacheFile.flush() }
         let metering = NetworkManagerMetering(connection: connection)
         let assistance = configuration.modem.assistance
-        if let servers = assistance.servers {
+        if assistance.enabled, let servers = assistance.servers {
             logger.info("modem GNSS: predicted orbits from \(servers.map(loggableURL).joined(separator: " "))")
         }
         if let supl = assistance.suplServer { logger.info("modem GNSS: SUPL server \(supl) is set on the modems") }

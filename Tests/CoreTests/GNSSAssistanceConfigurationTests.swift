@@ -39,7 +39,8 @@ struct GNSSAssistanceConfigurationTests {
 
     @Test(arguments: [
         "http://a.example/xtra.bin", "https://", "ftp://a.example/x", "https://a.example/x http://b.example/y", "",
-        ",",
+        ",", (0...8).map { "https://\($0).example/x" }.joined(separator: " "),
+        "https://a.example/" + String(repeating: "x", count: 500),
     ])
     func assistanceServersThatAreNotHTTPSURLsAreRefusedAtTheirLine(value: String) throws {
         let error = try #require(Self.error("[modem-gps]\nenable=true\n\nassistance-servers=\(value)\n"))
@@ -48,11 +49,15 @@ struct GNSSAssistanceConfigurationTests {
                 == ConfigurationError(
                     file: "c.conf", line: 4, group: "modem-gps", key: "assistance-servers",
                     problem: .invalidValue(
-                        value: value, expected: "one or more https:// URLs, separated by spaces or commas")))
+                        value: value,
+                        expected: "1 to 8 https:// URLs of at most 512 bytes, separated by spaces or commas")))
         #expect(error.description.hasPrefix("c.conf:4: key 'assistance-servers' in [modem-gps]: "))
     }
 
-    @Test(arguments: ["supl.example.net", "supl.example.net:0", "supl.example.net:70000", ":7275", "host:port", ""])
+    @Test(arguments: [
+        "supl.example.net", "supl.example.net:0", "supl.example.net:70000", ":7275", "host:port", "",
+        "2001:db8::1:7275", "supl.example.net:+80", "[]:7275",
+    ])
     func suplServersThatAreNotHostAndPortAreRefusedAtTheirLine(value: String) throws {
         let error = try #require(Self.error("[modem-gps]\nsupl-server=\(value)\n"))
         #expect(error.line == 2)

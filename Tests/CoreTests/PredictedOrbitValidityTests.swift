@@ -1,7 +1,8 @@
 import Testing
 import WhereaboutsCore
 
-/// How long a downloaded predicted-orbit file is used: the HTTP answer's date, else 7 days, never more than 14.
+/// How long a downloaded predicted-orbit file is used: the HTTP answer's date, else 7 days, never more than 14, never
+/// less than an hour.
 @Suite("Predicted orbits: validity")
 struct PredictedOrbitValidityTests {
     static let downloaded = WallTime(microseconds: 1_790_000_000_000_000)
@@ -22,6 +23,12 @@ struct PredictedOrbitValidityTests {
         #expect(Self.expiry([("cache-control", "MAX-AGE = \"3600\"")]) == .seconds(3600))
     }
 
+    @Test func theTimeAnAnswerSpentInCachesIsTakenOff() {
+        #expect(Self.expiry([("Cache-Control", "max-age=259200"), ("Age", "86400")]) == Self.day * 2)
+        #expect(Self.expiry([("Cache-Control", "max-age=259200"), ("Age", "later")]) == Self.day * 3)
+        #expect(Self.expiry([("Cache-Control", "max-age=7200"), ("Age", "99999999999999999999")]) == .seconds(3600))
+    }
+
     @Test func maxAgeComesBeforeExpires() {
         let headers = [
             ("Date", "Mon, 01 Sep 2026 10:00:00 GMT"), ("Expires", "Tue, 02 Sep 2026 10:00:00 GMT"),
@@ -36,9 +43,10 @@ struct PredictedOrbitValidityTests {
         #expect(Self.expiry(headers) == Self.day * 3 + .seconds(12 * 3600))
     }
 
-    @Test func expiresWithoutADateOrUnreadableIsNoDate() {
-        #expect(Self.expiry([("Expires", "Sun, 04 Jan 2015 12:00:00 GMT")]) == Self.day * 7)
-        #expect(Self.expiry([("Date", "Thu, 01 Jan 2015 00:00:00 GMT"), ("Expires", "0")]) == Self.day * 7)
+    @Test func expiresWithoutADateCountsFromTheDownloadAndUnreadableIsExpired() {
+        // 1_790_000_000 s is Mon, 21 Sep 2026 14:13:20 GMT.
+        #expect(Self.expiry([("Expires", "Wed, 23 Sep 2026 14:13:20 GMT")]) == Self.day * 2)
+        #expect(Self.expiry([("Date", "Thu, 01 Jan 2015 00:00:00 GMT"), ("Expires", "0")]) == .seconds(3600))
         #expect(Self.expiry([("Cache-Control", "max-age=soon")]) == Self.day * 7)
         #expect(Self.expiry([("Cache-Control", "no-cache")]) == Self.day * 7)
     }
@@ -50,10 +58,10 @@ struct PredictedOrbitValidityTests {
         #expect(Self.expiry(headers) == Self.day * 14)
     }
 
-    @Test func aDateInThePastMakesTheFileExpireAtOnce() {
-        #expect(Self.expiry([("Cache-Control", "max-age=0")]) == .zero)
+    @Test func aFileCalledStaleAtOnceIsUsedForAnHour() {
+        #expect(Self.expiry([("Cache-Control", "max-age=0")]) == .seconds(3600))
         let headers = [("Date", "Thu, 01 Jan 2015 00:00:00 GMT"), ("Expires", "Wed, 31 Dec 2014 00:00:00 GMT")]
-        #expect(Self.expiry(headers) == .zero)
+        #expect(Self.expiry(headers) == .seconds(3600))
     }
 
     @Test func httpDatesAreReadExactlyAndOnlyWhenReal() {
@@ -92,11 +100,35 @@ struct PredictedOrbitCacheTests {
         #expect(cache.file(for: Self.servers, at: file.expires) == nil)
     }
 
+    @Test func aKeptFileWhoseTimesCannotBeIsNotUsed() {
+        // Downloaded while the clock was ahead, or edited: before its download, or valid for more than 14 days.
+        var cache = PredictedOrbitCache(capacity: 4)
+        let early = Self.file(downloaded: Self.now.advanced(by: .seconds(86_400)))
+        cache.store(early, now: early.downloaded)
+        #expect(cache.file(for: Self.servers, at: Self.now) == nil)
+        let long = Self.file(days: 15)
+        #expect(!long.isValid(at: Self.now))
+        cache.store(long, now: Self.now)
+        #expect(cache.file(for: Self.servers, at: Self.now) == nil)
+    }
+
+    @Test func aFileForTooManyOrTooLongServersIsNotKept() {
+        var cache = PredictedOrbitCache(capacity: 4)
+        let many = (0...PredictedOrbitCache.maximumServers).map { "https://\($0).example/x" }
+        cache.store(Self.file(servers: many), now: Self.now)
+        let long = "https://a.example/" + String(repeating: "x", count: PredictedOrbitCache.maximumURLLength)
+        cache.store(Self.file(servers: [long]), now: Self.now)
+        #expect(cache.files.isEmpty)
+        let most = Array(many.dropLast())
+        cache.store(Self.file(servers: most), now: Self.now)
+        #expect(cache.files.count == 1)
+    }
+
     @Test func aNewerFileReplacesTheOneForTheSameServersAndTheOldestGoes() {
         var cache = PredictedOrbitCache(capacity: 2)
         cache.store(Self.file(), now: Self.now)
         let newer = Self.file(downloaded: Self.now.advanced(by: .seconds(60)), data: [9])
-        cache.store(newer, now: Self.now)
+        cache.store(newer, now: newer.downloaded)
         #expect(cache.files == [newer])
         let other = Self.file(servers: ["https://c.example/x"])
         let third = Self.file(servers: ["https://d.example/x"])
@@ -125,6 +157,11 @@ struct PredictedOrbitCacheTests {
         ("predicted-orbits 1\nx 2 https://a/x AQID https://a/x\n", 2, .badTime),
         ("predicted-orbits 1\n1 2 https://a/x AQI https://a/x\n", 2, .badData),
         ("predicted-orbits 1\n1 2 file:///etc/x AQID https://a/x\n", 2, .badURL),
+        ("predicted-orbits 1\n1 1209600000002 https://a/x AQID https://a/x\n", 2, .badTime),
+        (
+            "predicted-orbits 1\n1 2 https://a/x AQID https://a/x https://b/x https://c/x https://d/x https://e/x "
+                + "https://f/x https://g/x https://h/x https://i/x\n", 2, .tooManyServers
+        ),
     ])
     func aBadLineIsRefusedByNumber(text: String, line: Int, problem: PredictedOrbitCacheProblem) {
         #expect(throws: LineError(line: line, problem: problem)) {

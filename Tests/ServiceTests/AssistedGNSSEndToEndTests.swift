@@ -234,7 +234,10 @@ struct AssistedGNSSEndToEndTests {
     /// though an exact client sets the receiver up.
     @Test(arguments: ["no exact client", "assistance=false", "[network] enable=false"])
     func nothingIsDownloadedWithoutAnExactClientOrWhenTheConfigurationSaysNo(condition: String) async throws {
-        let rig = try Rig(modemGPS: condition == "assistance=false" ? condition : "")
+        let rig = try Rig(
+            modemGPS: condition == "assistance=false" ? condition : "",
+            extra: condition == "no exact client" ? "\n[static-source]\nenable=true\npath=@DIR@/geolocation\n" : "")
+        try write(staticFile, to: rig.harness.file("geolocation"))
         if condition == "[network] enable=false" {
             let config = try String(contentsOf: rig.harness.configFile, encoding: .utf8)
             try config.replacingOccurrences(of: "[network]\n", with: "[network]\nenable=false\n")
@@ -247,7 +250,10 @@ struct AssistedGNSSEndToEndTests {
             defer { app.close() }
             try await app.waitForProviderRow("modem-gnss", "the modem seen") { $0.available }
             _ = try await app.startedClient(level: 4)
-            try await Task.sleep(for: .seconds(2))
+            // The city client's needs have taken effect once the static source runs for it; the receiver is not
+            // among them, and only a receiver about to start asks for orbits.
+            try await app.waitForProviderRow("static", "the static source running for the city client") { $0.running }
+            #expect(try await app.providerRow("modem-gnss").running == false)
             #expect(try await onOwnThread { try rig.modemManager.setupCalls(modem) }.isEmpty)
         } else {
             try await runExactClient(rig, on: modem)
@@ -311,6 +317,28 @@ struct AssistedGNSSEndToEndTests {
         #expect(injections.map(\.error) == ["org.freedesktop.ModemManager1.Error.Core.Unsupported"])
         let log = rig.harness.daemonLog
         #expect(log.split(separator: "\n").filter { $0.contains("refuses the predicted orbits") }.count == 1, "\(log)")
+    }
+
+    @Test func theSUPLServerIsSetWithTheOrbitsOffAndNotOnAModemWithoutAGPS() async throws {
+        let rig = try Rig(modemGPS: "assistance=false\nsupl-server=supl.example.net:7275")
+        let modem = try await onOwnThread {
+            try rig.addModem(capabilities: [.gpsNMEA, ModemManagerMock.agpsMSA])
+        }
+        let plain = try await onOwnThread { try rig.addModem() }
+        try await onOwnThread { try rig.harness.startDaemon() }
+        let app = try await exactClient(rig)
+        defer { app.close() }
+        try await onOwnThread {
+            try rig.waitForReceiverSetups(modem)
+            try rig.waitForReceiverSetups(plain)
+        }
+        let calls = try await onOwnThread { try rig.modemManager.suplServerCalls(modem) }
+        #expect(calls.map { String(decoding: $0.data, as: UTF8.self) } == ["supl.example.net:7275"])
+        #expect(try await onOwnThread { try rig.modemManager.suplServerCalls(plain) }.isEmpty)
+        for each in [modem, plain] {
+            #expect(try await onOwnThread { try rig.modemManager.injectedAssistanceData(each) }.isEmpty)
+        }
+        #expect(try await onOwnThread { try rig.requests() }.isEmpty)
     }
 
     @Test(arguments: [nil, "supl.example.net:7275"])

@@ -22,8 +22,9 @@ Answers follow --control, a JSON file read again for every request (replace it a
 A path (without the query) found in "responses" is answered as it says: "respond" with that status, body and
 headers; "hang" never answers (the connection stays open); "huge" sends that many bytes, with or without a
 Content-Length (without, the end of the body is the end of the connection); "close" drops the connection without
-an answer; "truncate" announces a Content-Length of "declared" bytes, sends only "body" and closes the connection. Otherwise a POST is answered as Ichnaea answers it: to /v1/geolocate, 200 with "location" (the
-defaults, or the control file's) or 400 with Ichnaea's parse error when the body is not a JSON object; to
+an answer; "truncate" announces a Content-Length of "declared" bytes, sends only "body" and closes the connection.
+Otherwise a POST is answered as Ichnaea answers it: to /v1/geolocate, 200 with "location" (the defaults, or the
+control file's) or 400 with Ichnaea's parse error when the body is not a JSON object; to
 /v2/geosubmit, 200 with {} or 400 with the parse error when the body is not a JSON object with an "items" list.
 Anything else is a 404.
 

@@ -1,5 +1,5 @@
-// HTTP POST and GET through libcurl, which is loaded with dlopen at the first request, so that a daemon that never asks a
-// network positioning service never loads libcurl, OpenSSL and their dependencies.
+// HTTP POST and GET through libcurl, which is loaded with dlopen at the first request, so that a daemon that never
+// asks a network positioning service never loads libcurl, OpenSSL and their dependencies.
 //
 // curl_easy_setopt and curl_easy_getinfo are variadic, which Swift cannot call, so the whole exchange is done here
 // in C: Swift fills a wb_http_request, calls wb_http_post on a thread of its own (the call blocks) and reads the
@@ -22,8 +22,8 @@
 // The library's file name, as Debian's libcurl4 package installs it.
 #define WB_CURL_LIBRARY "libcurl.so.4"
 
-// One POST (or, with wb_http_get, one GET, whose body and headers are not sent). Every string is NUL-terminated and must hold no CR or LF (the caller checks); every pointer stays
-// valid until wb_http_post returns.
+// One POST (or, with wb_http_get, one GET, whose body and headers are not sent). Every string is NUL-terminated and
+// must hold no CR or LF (the caller checks); every pointer stays valid until the call returns.
 struct wb_http_request {
     // An http:// or https:// URL; any other scheme fails (libcurl is told to allow these two only).
     const char *_Nonnull url;
@@ -75,8 +75,8 @@ struct wb_http_result {
     long status;
     uint8_t *_Nullable body;
     size_t body_length;
-    // With WB_HTTP_RESPONSE to wb_http_get: the response's header lines as received (CR LF after each, the status line first,
-    // at most 16 KiB), which wb_http_result_free releases (NULL when none).
+    // With WB_HTTP_RESPONSE to wb_http_get: the response's header lines as received (CR LF after each, the status
+    // line first, at most 16 KiB), which wb_http_result_free releases (NULL when none).
     char *_Nullable headers;
     size_t headers_length;
 };

@@ -9,7 +9,8 @@ import TestBasics
 /// with 400 and Ichnaea's parse error when the body is not a JSON object; a POST to ``geosubmitPath`` with 200 and
 /// `{}`, or the parse error when the body is not a JSON object with an `items` list; any other request gets a 404.
 /// ``setResponse(path:_:)`` overrides a path: any status, headers and body (a predicted-orbit file, for instance),
-/// an answer that never comes, a huge body, a body cut off, or a connection dropped without an answer. Changes apply from the next request on.
+/// an answer that never comes, a huge body, a body cut off, or a connection dropped without an answer. Changes apply
+/// from the next request on.
 public final class IchnaeaServer: @unchecked Sendable {
     /// Debian's Python, which the server needs nothing beyond.
     public static let python = URL(fileURLWithPath: "/usr/bin/python3")

@@ -3,7 +3,8 @@
 ///
 /// One file per list of servers (modems of one kind list the same ones); storing a file replaces the one for the
 /// same servers, and at most ``capacity`` are kept, the least recently stored dropped. A file past its expiry is
-/// neither returned nor kept.
+/// neither returned nor kept, nor one for more than ``maximumServers`` servers or a URL longer than
+/// ``maximumURLLength`` bytes, which bounds the file's size.
 ///
 /// **Format.** The first line is `predicted-orbits 1`; then one line per file, its fields separated by one space:
 /// the download time and the expiry in microseconds since 1970, the URL that answered, the file in base64, then
@@ -17,6 +18,10 @@ public struct PredictedOrbitCache: Sendable, Equatable, TextCache {
     /// Four lists of servers.
     public static let defaultCapacity = 4
     static let header = "predicted-orbits 1"
+    /// The most servers a kept file's list has.
+    public static let maximumServers = 8
+    /// The longest URL, in bytes, a kept file names.
+    public static let maximumURLLength = 512
 
     /// The most files kept.
     public let capacity: Int
@@ -34,7 +39,9 @@ public struct PredictedOrbitCache: Sendable, Equatable, TextCache {
     /// Keeps `file`, replacing the one for the same servers; files past their expiry at `now` are dropped.
     public mutating func store(_ file: PredictedOrbitFile, now: WallTime) {
         files.removeAll { $0.servers == file.servers || !$0.isValid(at: now) }
-        guard file.isValid(at: now) else { return }
+        guard file.isValid(at: now), file.servers.count <= Self.maximumServers,
+            ([file.source] + file.servers).allSatisfy(Self.isPlainURL)
+        else { return }
         files.append(file)
         if files.count > capacity { files.removeFirst(files.count - capacity) }
     }
@@ -63,11 +70,13 @@ public struct PredictedOrbitCache: Sendable, Equatable, TextCache {
             guard fields.count >= 5, fields.allSatisfy({ !$0.isEmpty }) else {
                 throw FormatError(line: number, problem: .fieldCount)
             }
-            guard let downloaded = Int64(fields[0]), let expires = Int64(fields[1]), downloaded <= expires else {
-                throw FormatError(line: number, problem: .badTime)
-            }
+            guard let downloaded = Int64(fields[0]), let expires = Int64(fields[1]), downloaded <= expires,
+                case (let span, let overflow) = expires.subtractingReportingOverflow(downloaded), !overflow,
+                Duration.microseconds(span) <= PredictedOrbitValidity.maximumValidity
+            else { throw FormatError(line: number, problem: .badTime) }
             guard let data = Base64.decode(fields[3]), !data.isEmpty, data.count <= PredictedOrbitFile.maximumSize
             else { throw FormatError(line: number, problem: .badData) }
+            guard fields.count - 4 <= maximumServers else { throw FormatError(line: number, problem: .tooManyServers) }
             let urls = [fields[2]] + fields[4...]
             guard urls.allSatisfy(isPlainURL) else { throw FormatError(line: number, problem: .badURL) }
             cache.store(
@@ -79,9 +88,11 @@ public struct PredictedOrbitCache: Sendable, Equatable, TextCache {
         return cache
     }
 
-    /// Whether `url` is an `http` or `https` URL of printable ASCII without spaces, as a line of the file holds.
+    /// Whether `url` is an `http` or `https` URL of printable ASCII without spaces, of at most
+    /// ``maximumURLLength`` bytes, as a line of the file holds.
     public static func isPlainURL(_ url: String) -> Bool {
-        (url.hasPrefix("https://") || url.hasPrefix("http://")) && url.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
+        (url.hasPrefix("https://") || url.hasPrefix("http://")) && url.utf8.count <= maximumURLLength
+            && url.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f }
     }
 }
 
@@ -91,8 +102,10 @@ public enum PredictedOrbitCacheProblem: Sendable, Equatable, CustomStringConvert
     case missingHeader
     /// Fewer than five fields, or an empty one.
     case fieldCount
-    /// A time that is not a number, or an expiry before the download.
+    /// A time that is not a number, an expiry before the download or more than 14 days after it.
     case badTime
+    /// More than ``PredictedOrbitCache/maximumServers`` servers.
+    case tooManyServers
     /// The file is not base64, or empty, or larger than ``PredictedOrbitFile/maximumSize``.
     case badData
     /// A URL that is not a plain `http` or `https` URL.
@@ -102,9 +115,10 @@ public enum PredictedOrbitCacheProblem: Sendable, Equatable, CustomStringConvert
         switch self {
         case .missingHeader: "not a predicted-orbit cache (\(PredictedOrbitCache.header))"
         case .fieldCount: "expected the times, the source, the data and at least one server"
-        case .badTime: "the download time or expiry is not a time, or the expiry comes first"
+        case .badTime: "the download time or expiry is not a time, or the expiry is not within 14 days after it"
+        case .tooManyServers: "more than \(PredictedOrbitCache.maximumServers) servers"
         case .badData: "the data is not base64 of 1 byte to 1 MiB"
-        case .badURL: "a URL is not an http:// or https:// URL"
+        case .badURL: "a URL is not an http:// or https:// URL of at most \(PredictedOrbitCache.maximumURLLength) bytes"
         }
     }
 }

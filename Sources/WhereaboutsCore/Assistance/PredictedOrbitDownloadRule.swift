@@ -48,15 +48,11 @@ public struct PredictedOrbitDownloadRule: Sendable {
     }
 
     /// Records that a download for `servers` failed from every server at `now`.
-    public mutating func failed(_ servers: [String], at now: MonotonicTime) { failures[servers] = now }
+    public mutating func failed(_ servers: [String], at now: MonotonicTime) {
+        failures = failures.filter { now - $0.value < Self.retryDelay }
+        failures[servers] = now
+    }
 
     /// Records that a download for `servers` succeeded.
     public mutating func succeeded(_ servers: [String]) { failures[servers] = nil }
-}
-
-/// NetworkManager's `NMMetered` values that mean the connection is metered: `NM_METERED_YES` (1) and
-/// `NM_METERED_GUESS_YES` (3).
-public enum NetworkMetering {
-    /// Whether NetworkManager's `Metered` value `value` calls the connection metered.
-    public static func isMetered(_ value: UInt32) -> Bool { value == 1 || value == 3 }
 }

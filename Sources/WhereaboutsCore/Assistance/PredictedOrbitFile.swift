@@ -24,6 +24,10 @@ public struct PredictedOrbitFile: Sendable, Equatable {
         self.data = data
     }
 
-    /// Whether it is still used at `now`.
-    public func isValid(at now: WallTime) -> Bool { now < expires }
+    /// Whether it is used at `now`: from its download until its expiry, which is never more than
+    /// ``PredictedOrbitValidity/maximumValidity`` after the download (a kept file whose times say otherwise, as when
+    /// the clock was wrong at the download, is not used).
+    public func isValid(at now: WallTime) -> Bool {
+        downloaded <= now && now < expires && expires.since(downloaded) <= PredictedOrbitValidity.maximumValidity
+    }
 }

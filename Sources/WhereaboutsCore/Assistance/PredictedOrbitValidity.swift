@@ -2,29 +2,40 @@
 /// never longer than 14".
 ///
 /// An XTRA file carries no plain date (its validity is inside Qualcomm's binary format), so its date is the one the
-/// HTTP answer gives it: `Cache-Control: max-age=N` first, else `Expires` counted from the answer's `Date` (so a
-/// server's clock that differs from the machine's does not matter), else ``defaultValidity`` from the download. The
-/// result is never more than ``maximumValidity`` from the download, nor before it (`max-age=0`, an `Expires` in
-/// the past: the file is injected once, then downloaded again when next needed).
+/// HTTP answer gives it: `Cache-Control: max-age=N` less the answer's `Age` (the time it spent in caches on the
+/// way) first, else `Expires` counted from the answer's `Date` (so a server's clock that differs from the
+/// machine's does not matter; without a `Date`, from the download), an `Expires` that is not a date meaning
+/// already expired; else ``defaultValidity``. The result is never more than ``maximumValidity`` from the download,
+/// nor less than ``minimumValidity``, so that a server calling its file stale at once (`max-age=0`) is not asked
+/// again at every start of a receiver.
 public enum PredictedOrbitValidity {
     /// How long a file is used when the answer gives no date.
     public static let defaultValidity = Duration.seconds(7 * 86_400)
     /// The longest a file is used, whatever the answer says.
     public static let maximumValidity = Duration.seconds(14 * 86_400)
+    /// The shortest time a file is used, whatever the answer says.
+    public static let minimumValidity = Duration.seconds(3600)
 
     /// When a file downloaded at `downloaded`, answered with `headers`, stops being used.
     public static func expiry(downloaded: WallTime, headers: [HTTPHeader]) -> WallTime {
-        let validity = announcedValidity(headers) ?? defaultValidity
-        return downloaded.advanced(by: min(max(validity, .zero), maximumValidity))
+        let validity = announcedValidity(headers, downloaded: downloaded) ?? defaultValidity
+        return downloaded.advanced(by: min(max(validity, minimumValidity), maximumValidity))
     }
 
-    /// The validity the headers announce, nil when they announce none.
-    static func announcedValidity(_ headers: [HTTPHeader]) -> Duration? {
-        if let maximumAge = maximumAge(headers) { return maximumAge }
-        guard let expires = value("Expires", in: headers), let date = value("Date", in: headers),
-            let expiry = HTTPDate.parse(expires), let sent = HTTPDate.parse(date)
+    /// The validity the headers announce, nil when they announce none; `downloaded` stands in for a missing `Date`.
+    static func announcedValidity(_ headers: [HTTPHeader], downloaded: WallTime) -> Duration? {
+        if let maximumAge = maximumAge(headers) { return maximumAge - (age(headers) ?? .zero) }
+        guard let expires = value("Expires", in: headers) else { return nil }
+        guard let expiry = HTTPDate.parse(expires) else { return .zero }
+        return expiry.since(value("Date", in: headers).flatMap(HTTPDate.parse) ?? downloaded)
+    }
+
+    /// `Age` in seconds, nil without one or with one that is not a number.
+    static func age(_ headers: [HTTPHeader]) -> Duration? {
+        guard let text = value("Age", in: headers)?[...].trimmed, !text.isEmpty,
+            text.utf8.allSatisfy({ (0x30...0x39).contains($0) })
         else { return nil }
-        return expiry.since(sent)
+        return Int64(text).map { .seconds($0) } ?? maximumValidity
     }
 
     /// `Cache-Control`'s `max-age` in seconds, nil without one (or with one that is not a number).

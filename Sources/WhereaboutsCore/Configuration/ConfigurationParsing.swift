@@ -215,16 +215,22 @@ private struct Section {
         return url
     }
 
-    /// One or more `https://` URLs with a host, separated by spaces or commas.
+    /// What an `https://` URL list must be.
+    static let httpsURLListExpected =
+        "1 to \(PredictedOrbitCache.maximumServers) https:// URLs of at most \(PredictedOrbitCache.maximumURLLength) "
+        + "bytes, separated by spaces or commas"
+
+    /// One to ``PredictedOrbitCache/maximumServers`` `https://` URLs with a host, of at most
+    /// ``PredictedOrbitCache/maximumURLLength`` bytes each, separated by spaces or commas.
     func httpsURLList(_ key: String) throws(ConfigurationError) -> [String]? {
         guard let entry = group.entry(key), let text = try string(key) else { return nil }
         let urls = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }).map(String.init)
         let valid = urls.allSatisfy { url in
-            guard url.hasPrefix("https://"), url.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else { return false }
+            guard url.hasPrefix("https://"), PredictedOrbitCache.isPlainURL(url) else { return false }
             return url.dropFirst(8).split(separator: "/", omittingEmptySubsequences: false).first?.isEmpty == false
         }
-        guard !urls.isEmpty, valid else {
-            throw invalid(entry, expected: "one or more https:// URLs, separated by spaces or commas")
+        guard !urls.isEmpty, urls.count <= PredictedOrbitCache.maximumServers, valid else {
+            throw invalid(entry, expected: Self.httpsURLListExpected)
         }
         return urls
     }
@@ -235,10 +241,14 @@ private struct Section {
         let expected = "HOST:PORT, with a port in 1...65535"
         guard let colon = text.lastIndex(of: ":") else { throw invalid(entry, expected: expected) }
         let host = text[..<colon]
+        let portText = text[text.index(after: colon)...]
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]") && host.count > 2
         let hostIsValid =
             !host.isEmpty && host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != UInt8(ascii: "/") }
-            && (host.hasPrefix("[") == host.hasSuffix("]"))
-        guard hostIsValid, let port = UInt16(text[text.index(after: colon)...]), port != 0 else {
+            && (bracketed || !host.contains { $0 == ":" || $0 == "[" || $0 == "]" })
+        guard hostIsValid, portText.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let port = UInt16(portText),
+            port != 0
+        else {
             throw invalid(entry, expected: expected)
         }
         return text

@@ -16,6 +16,13 @@ public struct ModemLocationSources: OptionSet, Sendable, Hashable, CustomStringC
     /// The CDMA base station's position (`MM_MODEM_LOCATION_SOURCE_CDMA_BS`, 1 << 3).
     public static let cdmaBaseStation = ModemLocationSources(rawValue: 1 << 3)
 
+    /// Assisted GNSS, the position computed by the network (`MM_MODEM_LOCATION_SOURCE_AGPS_MSA`, 1 << 5).
+    public static let agpsMSA = ModemLocationSources(rawValue: 1 << 5)
+    /// Assisted GNSS, the position computed by the modem (`MM_MODEM_LOCATION_SOURCE_AGPS_MSB`, 1 << 6).
+    public static let agpsMSB = ModemLocationSources(rawValue: 1 << 6)
+    /// The assisted-GNSS sources, one of which a modem needs to take a SUPL server.
+    public static let agps: ModemLocationSources = [.agpsMSA, .agpsMSB]
+
     /// The sources of the GNSS receiver, which `SetGpsRefreshRate` paces.
     public static let gps: ModemLocationSources = [.gpsRaw, .gpsNMEA]
 
@@ -31,5 +38,6 @@ public struct ModemLocationSources: OptionSet, Sendable, Hashable, CustomStringC
 
     private static let names: [(source: ModemLocationSources, name: String)] = [
         (.threeGPPCell, "3gpp-lac-ci"), (.gpsRaw, "gps-raw"), (.gpsNMEA, "gps-nmea"), (.cdmaBaseStation, "cdma-bs"),
+        (.agpsMSA, "agps-msa"), (.agpsMSB, "agps-msb"),
     ]
 }

@@ -12,17 +12,21 @@ import WhereaboutsCore
 /// as ``PredictedOrbitDownloadRule`` allows (network positioning on, not over a metered connection unless allowed,
 /// not within an hour of a download that failed). Two modems asking for the same servers share one download.
 ///
-/// **Bounds.** Each request takes at most ``requestTimeout`` and the servers together ``downloadTimeout``; an
+/// **Bounds.** Each request takes at most ``requestTimeout``, and asking NetworkManager and the servers together
+/// ``downloadTimeout``; an
 /// answer other than 200 with a body, a body cut off or over ``PredictedOrbitFile/maximumSize`` fails that server
 /// with one log line and the next is asked. A failure costs the fix nothing: the receiver starts unassisted.
 @BusActor
 public final class PredictedOrbitSource: GNSSAssistance {
     /// The longest one server is waited for.
     public static let requestTimeout = Duration.seconds(10)
-    /// The longest the servers together are waited for, so that a receiver waits no longer to start.
+    /// The longest NetworkManager and the servers together are waited for, so that a receiver waits no longer for
+    /// its orbits.
     public static let downloadTimeout = Duration.seconds(20)
 
     public let suplServer: String?
+    /// `[modem-gps] assistance=`: false leaves only the SUPL server to set.
+    private let injectsOrbits: Bool
     private let configuredServers: [String]?
     private let downloader: any HTTPDownloader
     private let isMetered: @BusActor () async -> Bool
@@ -31,7 +35,7 @@ public final class PredictedOrbitSource: GNSSAssistance {
     private var rule: PredictedOrbitDownloadRule
     private var cache: PersistedCache<PredictedOrbitCache>
     private var downloads: [[String]: Task<PredictedOrbitFile?, Never>] = [:]
-    private var loggedRefusals: Set<String> = []
+    private var loggedOnce: Set<String> = []
 
     /// A source following `configuration` and `[network] enable=` (`networkPositioningEnabled`), downloading
     /// through `downloader`; `isMetered` says whether NetworkManager calls the connection metered; `loadCache`
@@ -43,6 +47,7 @@ public final class PredictedOrbitSource: GNSSAssistance {
         logger: any Logger
     ) {
         suplServer = configuration.suplServer
+        injectsOrbits = configuration.enabled
         configuredServers = configuration.servers
         self.downloader = downloader
         self.isMetered = isMetered
@@ -57,6 +62,7 @@ public final class PredictedOrbitSource: GNSSAssistance {
     }
 
     public func predictedOrbits(modemServers: [String]) async -> PredictedOrbitFile? {
+        guard injectsOrbits else { return nil }
         let servers = configuredServers ?? modemServers.compactMap(Self.overHTTPS)
         guard !servers.isEmpty else {
             logOnce("no-servers", "predicted orbits: the modem lists no server; its receiver starts unassisted")
@@ -69,13 +75,14 @@ public final class PredictedOrbitSource: GNSSAssistance {
             report(refusal)
             return nil
         }
+        let deadline = clock.monotonicNow + Self.downloadTimeout
         let download = BusActor.task { [weak self] () -> PredictedOrbitFile? in
             guard let self else { return nil }
             if self.rule.asksWhetherMetered, let refusal = self.rule.refusal(metered: await self.isMetered()) {
                 self.report(refusal)
                 return nil
             }
-            return await self.download(servers)
+            return await self.download(servers, before: deadline)
         }
         downloads[servers] = download
         let file = await download.value
@@ -83,9 +90,8 @@ public final class PredictedOrbitSource: GNSSAssistance {
         return file
     }
 
-    /// Asks each of `servers` in turn until one gives a file, within ``downloadTimeout``.
-    private func download(_ servers: [String]) async -> PredictedOrbitFile? {
-        let deadline = clock.monotonicNow + Self.downloadTimeout
+    /// Asks each of `servers` in turn until one gives a file, before `deadline`.
+    private func download(_ servers: [String], before deadline: MonotonicTime) async -> PredictedOrbitFile? {
         for url in servers {
             let left = deadline - clock.monotonicNow
             guard left > .zero else { break }
@@ -136,7 +142,7 @@ public final class PredictedOrbitSource: GNSSAssistance {
     }
 
     private func logOnce(_ key: String, _ line: String) {
-        guard loggedRefusals.insert(key).inserted else { return }
+        guard loggedOnce.insert(key).inserted else { return }
         logger.info(line)
     }
 
