@@ -43,7 +43,8 @@ enum NetworkPositioning {
             let provider = WiFiProvider(
                 scanner: WiFiScanner(connection: connection, clock: clock, timers: EventLoop.main, logger: logger),
                 transport: transport,
-                url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
+                url: network.wifi.url, selection: network.wifi.selection,
+                loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
                 saveCache: { cacheFile.save($0) },
                 submitter: submitter, network: networkChanges, clock: clock, timers: EventLoop.main, logger: logger)
             logger.info(

@@ -11,7 +11,7 @@ struct AccessPointSelectionTests {
     let selection = AccessPointSelection()
 
     @Test func defaults() {
-        #expect(selection.excludeLocallyAdministered)
+        #expect(selection.movingNetworks == MovingNetworks())
         #expect(selection.maximumSent == 16)
         #expect(AccessPointSelection.minimumForQuery == 2)
     }
@@ -48,17 +48,37 @@ struct AccessPointSelectionTests {
         #expect(selection.exclusion(of: station("fc:ec:da:12:34:56")) == nil)  // 0xfc: both low bits clear
     }
 
-    @Test func dropsLocallyAdministeredAddressesUnlessAllowed() {
-        for address in ["02:00:00:00:00:01", "06:1a:2b:3c:4d:5e", "da:a1:19:00:00:01", "fe:ff:ff:ff:ff:ff"] {
-            #expect(selection.exclusion(of: station(address)) == .locallyAdministered, "\(address)")
-            let allowing = AccessPointSelection(excludeLocallyAdministered: false)
-            #expect(allowing.exclusion(of: station(address)) == nil, "\(address)")
+    @Test func dropsVehiclesNetworksAndPhonesHotspotsUnlessAllowed() {
+        let moving = [
+            station("00:1a:2b:00:00:01", ssid: "WIFIonICE"), station("00:1a:2b:00:00:02", ssid: "FlixBus Wi-Fi"),
+            station("00:1a:2b:00:00:03", ssid: "Anna's iPhone"), station("00:1a:2b:00:00:04", ssid: "ANDROIDAP_1f2e"),
+            station("06:1a:2b:3c:4d:5e", ssid: "Galaxy A52 7f3c"), station("da:a1:19:00:00:01", ssid: "Pixel_4821"),
+            station("fe:ff:ff:ff:ff:ff", ssid: "My Phone"),
+        ]
+        let allowing = AccessPointSelection(movingNetworks: nil)
+        for accessPoint in moving {
+            #expect(selection.exclusion(of: accessPoint) == .movingNetwork, "\(accessPoint)")
+            #expect(allowing.exclusion(of: accessPoint) == nil, "\(accessPoint)")
+        }
+        #expect(selection.movingCount(moving + moving) == moving.count)
+        // A fixed network named like a phone keeps its maker's address; a router's second network has a locally
+        // administered one; neither moves. Nor does a name that only begins like a vehicle's.
+        for fixed in [
+            station("00:1a:2b:00:00:05", ssid: "Galaxy Cafe"), station("02:00:00:00:00:01", ssid: "home-guest"),
+            station("00:1a:2b:00:00:06", ssid: "WIFIonICE-lounge"), station("00:1a:2b:00:00:07", ssid: "sj"),
+        ] {
+            #expect(selection.exclusion(of: fixed) == nil, "\(fixed)")
         }
         // Allowing them does not let group addresses through.
-        let allowing = AccessPointSelection(excludeLocallyAdministered: false)
-        #expect(allowing.exclusion(of: station("03:00:00:00:00:01")) == .groupAddress)
-        #expect(allowing.usable([station("02:00:00:00:00:01"), station("00:1a:2b:00:00:01")]).count == 2)
-        #expect(selection.usable([station("02:00:00:00:00:01"), station("00:1a:2b:00:00:01")]).count == 1)
+        #expect(allowing.exclusion(of: station("03:00:00:00:00:01", ssid: "iPhone")) == .groupAddress)
+    }
+
+    @Test func theConfigurationAddsVehicleNetworksByExactName() {
+        let selection = AccessPointSelection(movingNetworks: MovingNetworks(configured: ["Ferry Wi-Fi", "Tram 5"]))
+        #expect(selection.exclusion(of: station("00:1a:2b:00:00:01", ssid: "Ferry Wi-Fi")) == .movingNetwork)
+        #expect(selection.exclusion(of: station("00:1a:2b:00:00:02", ssid: "Tram 5")) == .movingNetwork)
+        #expect(selection.exclusion(of: station("00:1a:2b:00:00:03", ssid: "tram 5")) == nil)
+        #expect(selection.exclusion(of: station("00:1a:2b:00:00:04", ssid: "WIFIonICE")) == .movingNetwork)
     }
 
     @Test func dropsSignalsOutsideIchnaeasRange() {
@@ -107,7 +127,7 @@ struct AccessPointSelectionTests {
         #expect(selection.queryable([WiFiFixtures.accessPoint(1, -50), WiFiFixtures.accessPoint(1, -40)]) == nil)
         #expect(
             selection.queryable([
-                WiFiFixtures.accessPoint(1, -50), station("02:00:00:00:00:01"),
+                WiFiFixtures.accessPoint(1, -50), station("02:00:00:00:00:01", ssid: "AndroidAP"),
                 station("00:1a:2b:00:00:09", ssid: "x_nomap"),
             ])
                 == nil)
@@ -115,7 +135,7 @@ struct AccessPointSelectionTests {
     }
 
     @Test func exclusionsExplainThemselves() {
-        #expect(AccessPointSelection.Exclusion.locallyAdministered.description == "locally administered address")
+        #expect(AccessPointSelection.Exclusion.movingNetwork.description == "a vehicle's network or a phone's hotspot")
         #expect(AccessPointSelection.Exclusion.optedOut.description == "the network name opts out of mapping")
     }
 }

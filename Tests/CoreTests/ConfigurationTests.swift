@@ -306,6 +306,11 @@ private let geoclueShippedConfiguration = """
         // [network] enable=false turns everything off, whatever [wifi] and [ip] say.
         #expect(!configuration.network.wifiEnabled && !configuration.network.ipEnabled)
         #expect(!configuration.network.submitsData)
+        #expect(configuration.network.wifi.selection.movingNetworks == MovingNetworks())
+        let moving = try Configuration.parse("[wifi]\nmoving-networks=Ferry Wi-Fi;Tram 5\n", file: "m.conf")
+        #expect(moving.network.wifi.selection.movingNetworks == MovingNetworks(configured: ["Ferry Wi-Fi", "Tram 5"]))
+        let keeping = try Configuration.parse("[wifi]\nignore-moving-networks=false\n", file: "m.conf")
+        #expect(keeping.network.wifi.selection.movingNetworks == nil)
         let unsupported = try Configuration.parse("[ip]\nenable=true\nmethod=gmaps\n", file: "g.conf")
         #expect(unsupported.network.ip.method == .unsupported("gmaps"))
         #expect(!unsupported.network.ipEnabled)
@@ -318,6 +323,10 @@ private let geoclueShippedConfiguration = """
             ("[wifi]\nsubmission-nick=a\\tb\n", "submission-nick"),
             ("[wifi]\nenabled=true\n", "enabled"), ("[ip]\nmethod=guess\n", "method"),
             ("[ip]\naccuracy=-1\n", "accuracy"), ("[network]\nca-file=relative.pem\n", "ca-file"),
+            ("[wifi]\nignore-moving-networks=yes\n", "ignore-moving-networks"),
+            ("[wifi]\nmoving-networks=Ferry;;Tram\n", "moving-networks"),
+            ("[wifi]\nmoving-networks=\(String(repeating: "x", count: 33))\n", "moving-networks"),
+            ("[wifi]\nmoving-networks=\((0...64).map { "n\($0)" }.joined(separator: ";"))\n", "moving-networks"),
         ] {
             let error = try #require(configurationError(text, file: "bad.conf"), "accepted \(text)")
             #expect(error.key == key, "\(error)")

@@ -267,6 +267,33 @@ private let berlin = answer(latitude: 52.5, longitude: 13.4)
         provider.stop()
     }
 
+    /// A scan that would be looked up but for a train's networks sends nothing and makes Wi-Fi unavailable with the
+    /// reason `moving-network`, the count in its details; a scan with the station's own networks beside them is
+    /// looked up with those alone, and Wi-Fi is available again.
+    @Test func aTrainsNetworksAreNeitherSentNorAFix() async throws {
+        let provider = startedProvider()
+        let train = (1...3).map { index in
+            AccessPoint(
+                bssid: BSSID(octets: [0x00, 0x22, 0x33, 0x44, 0x55, UInt8(index)])!, ssid: Array("WIFIonICE".utf8),
+                signal: -40)
+        }
+        scanner.scan(train + [place(1)[0]])
+        try await settle(requests: 0)
+        #expect(provider.availableLevel == .none && provider.unavailabilityReason == "moving-network")
+        #expect(provider.details["moving-networks-left-out"] == .count(3))
+        #expect(log.availabilityChanges == 1)
+        scanner.scan(train + place(1))
+        try await settle(until: { service.held == 1 }, "the station's networks are looked up")
+        #expect(provider.availableLevel == .street && provider.unavailabilityReason == nil)
+        #expect(log.availabilityChanges == 2)
+        #expect(service.bodies.first?.contains("00:11:22:33:01:01") == true)
+        #expect(service.bodies.first?.contains("00:22:33:44:55") == false)
+        try #require(service.answer(berlin))
+        try await settle(until: { log.saves == 1 }, "the answer is saved")
+        #expect(log.cache.lookup(train + [place(1)[0]], now: clock.wallNow) == nil, "the train's networks are unknown")
+        provider.stop()
+    }
+
     /// A place located from the cache is asked of the service again once the entry is older than
     /// ``PositionCache/networkMaximumAge``: the throttle, whose reference is the cache's answer, does not hold it
     /// back.

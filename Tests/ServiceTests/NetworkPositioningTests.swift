@@ -10,8 +10,9 @@ import Testing
 /// daemon configured for Wi-Fi (and optionally IP) positioning against it. Made off the bus thread: every part
 /// waits by polling.
 final class NetworkPositioningRig: @unchecked Sendable {
-    /// Three usable access points, and four that must never leave the machine: a hidden network, `_nomap` and
-    /// `_optout` names, and a locally administered address (a phone's hotspot).
+    /// Three usable access points, and six that must never leave the machine: a hidden network, `_nomap` and
+    /// `_optout` names, a phone's hotspot by its random address and name, another by its default name, and a train's
+    /// network.
     static let home: [WPASupplicantMock.BSS] = [
         .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x01], ssid: "home", signal: -48, frequency: 2437, age: 1),
         .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x02], ssid: "neighbour", signal: -67, frequency: 5180),
@@ -20,6 +21,15 @@ final class NetworkPositioningRig: @unchecked Sendable {
         .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x05], ssid: "secret_nomap", signal: -52),
         .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x06], ssid: "x_optout_y", signal: -54),
         .init(bssid: [0x02, 0x11, 0x22, 0x33, 0x44, 0x07], ssid: "Phone", signal: -40),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x08], ssid: "Anna's iPhone", signal: -42),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x09], ssid: "WIFIonICE", signal: -44),
+    ]
+    /// On a train: its networks, a passenger's hotspot, and one station network seen through the window.
+    static let train: [WPASupplicantMock.BSS] = [
+        .init(bssid: [0x00, 0x22, 0x33, 0x44, 0x55, 0x01], ssid: "WIFIonICE", signal: -40),
+        .init(bssid: [0x00, 0x22, 0x33, 0x44, 0x55, 0x02], ssid: "WIFIonICE", signal: -45),
+        .init(bssid: [0x06, 0x22, 0x33, 0x44, 0x55, 0x03], ssid: "Galaxy S23 8d1f", signal: -50),
+        .init(bssid: [0x00, 0x11, 0x22, 0x33, 0x44, 0x01], ssid: "home", signal: -80),
     ]
     static let usableAddresses = ["00:11:22:33:44:01", "00:11:22:33:44:02", "00:11:22:33:44:03"]
 
@@ -186,6 +196,36 @@ struct NetworkPositioningTests {
     /// Where the user limited the app below its request, the stable grid holds: the user's agent capping at city
     /// turns the street client's Wi-Fi answer into the centre of a 15 km cell, and lifting the cap gives the answer
     /// back.
+    @Test func aTrainsNetworksAreNeverSentNorMakeAFix() async throws {
+        let rig = try await NetworkPositioningRig.make()
+        defer { rig.stop() }
+        try rig.wpa?.setScanResults("wlan0", NetworkPositioningRig.train)
+        try await rig.launch()
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        let client = try await app.startedClient(level: 6)
+        try await app.waitFor("AvailabilityChanged(false, moving-network)", timeout: .seconds(40)) {
+            app.signals.contains {
+                $0.member == "AvailabilityChanged" && $0.path == client && $0.arguments().first == .boolean(false)
+                    && $0.arguments().dropFirst().first == .string("moving-network")
+            }
+        }
+        let row = try await rig.provider("wifi", app)
+        #expect(!row.available && row.details["reason"] == .string("moving-network"), "\(row)")
+        #expect(row.details["moving-networks-left-out"] == .uint32(3), "\(row)")
+        #expect(try rig.server.requests.isEmpty)
+        #expect(app.locationUpdates.isEmpty)
+        // Off the train: the next scan is looked up, with the usable access points alone.
+        try rig.wpa?.setScanResults("wlan0", NetworkPositioningRig.home)
+        _ = try await app.waitForUpdates(1, timeout: .seconds(40))
+        let requests = try rig.server.requests
+        try #require(requests.count == 1, "\(requests)")
+        let sent = try #require(try jsonObject(requests[0])["wifiAccessPoints"] as? [[String: Any]])
+        #expect(sent.compactMap { $0["macAddress"] as? String } == NetworkPositioningRig.usableAddresses)
+        // Home's hotspots, by their names and random addresses, and a train's network passing by.
+        #expect(try await rig.provider("wifi", app).details["moving-networks-left-out"] == .uint32(3))
+    }
+
     @Test func aStreetClientTheUserCappedGetsTheGrid() async throws {
         let rig = try await NetworkPositioningRig.make()
         defer { rig.stop() }

@@ -77,12 +77,18 @@ extension Configuration {
                 try section.load("enable", into: &configuration.network.enabled, section.bool)
                 configuration.network.caFile = try section.absolutePath("ca-file")
             case "wifi":
-                try section.checkKeys(["enable", "url", "submit-data", "submission-url", "submission-nick"])
+                try section.checkKeys([
+                    "enable", "url", "submit-data", "submission-url", "submission-nick", "ignore-moving-networks",
+                    "moving-networks",
+                ])
                 try section.load("enable", into: &configuration.network.wifi.enabled, section.bool)
                 try section.load("url", into: &configuration.network.wifi.url, section.webURL)
                 try section.load("submit-data", into: &configuration.network.wifi.submitData, section.bool)
                 try section.load("submission-url", into: &configuration.network.wifi.submissionURL, section.webURL)
                 try section.load("submission-nick", into: &configuration.network.wifi.submissionNick, section.nickname)
+                try section.load(
+                    "ignore-moving-networks", into: &configuration.network.wifi.ignoresMovingNetworks, section.bool)
+                try section.load("moving-networks", into: &configuration.network.wifi.movingNetworks, section.ssidList)
             case "ip":
                 try section.checkKeys(["enable", "method", "url", "accuracy"])
                 try section.load("enable", into: &configuration.network.ip.enabled, section.bool)
@@ -264,6 +270,24 @@ private struct Section {
         guard nick.isEmpty || ((2...32).contains(nick.count) && printable)
         else { throw invalid(entry, expected: "empty or 2 to 32 characters without control characters") }
         return nick
+    }
+
+    /// Network names (SSIDs) separated by `;`, each of 1 to ``MovingNetworks/maximumSSIDLength`` bytes without
+    /// control characters, at most ``MovingNetworks/maximumConfigured`` of them.
+    func ssidList(_ key: String) throws(ConfigurationError) -> [String]? {
+        guard let entry = group.entry(key), let text = try string(key) else { return nil }
+        let names = text.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+        let valid = names.allSatisfy { name in
+            (1...MovingNetworks.maximumSSIDLength).contains(name.utf8.count)
+                && name.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0.value != 0x7f }
+        }
+        guard valid, names.count <= MovingNetworks.maximumConfigured else {
+            throw invalid(
+                entry,
+                expected: "up to \(MovingNetworks.maximumConfigured) network names of 1 to "
+                    + "\(MovingNetworks.maximumSSIDLength) bytes, separated by ;")
+        }
+        return names
     }
 
     /// `[ip] method=`: `ichnaea`, or one of GeoClue's other methods, which are not supported.

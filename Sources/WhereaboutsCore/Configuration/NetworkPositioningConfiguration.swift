@@ -58,6 +58,16 @@ public struct WiFiPositioningConfig: Sendable, Equatable {
     public var submissionURL: String
     /// `submission-nick=` (default `geoclue`, as GeoClue's): sent as `X-Nickname`; empty sends none.
     public var submissionNick: String
+    /// `ignore-moving-networks=` (ours, default true): vehicles' networks and phones' hotspots are neither sent nor
+    /// learned (``MovingNetworks``).
+    public var ignoresMovingNetworks = true
+    /// `moving-networks=` (ours): more vehicle networks, by name, separated by `;`.
+    public var movingNetworks: [String] = []
+
+    /// The access points Wi-Fi positioning may use, as these keys say.
+    public var selection: AccessPointSelection {
+        AccessPointSelection(movingNetworks: ignoresMovingNetworks ? MovingNetworks(configured: movingNetworks) : nil)
+    }
 
     public init(
         enabled: Bool = false, url: String = NetworkPositioningConfig.defaultLocateURL, submitData: Bool = false,

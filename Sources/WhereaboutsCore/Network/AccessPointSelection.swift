@@ -7,9 +7,9 @@
 /// 3. its BSSID is all zeros, or has the group bit (0x01 of the first octet) set, which covers the broadcast
 ///    address and multicast addresses (Ichnaea rejects `00:00:00:00:00:00`, `ff:ff:ff:ff:ff:ff` and a multicast
 ///    test address);
-/// 4. ``excludeLocallyAdministered`` is true and the BSSID's locally administered bit (0x02 of the first octet)
-///    is set: phone hotspots and randomised addresses, which move with a person and say where that person is,
-///    not where the machine is (*ours*: Ichnaea does not ban them);
+/// 4. it travels with its users: a vehicle's network or a phone's hotspot (``movingNetworks``, unless nil), which
+///    say where the train or the phone's owner last was, not where the machine is (*ours*: Ichnaea and GeoClue do
+///    not leave them out);
 /// 5. its signal is outside ``weakestSignal``...``strongestSignal`` (−100…−10 dBm, the range Ichnaea accepts);
 ///    0, which drivers report for "unknown", is outside it.
 ///
@@ -27,8 +27,8 @@ public struct AccessPointSelection: Sendable, Equatable {
         case nullAddress
         /// The BSSID is the broadcast address or a multicast one.
         case groupAddress
-        /// The BSSID is locally administered, and those are excluded.
-        case locallyAdministered
+        /// A vehicle's network or a phone's hotspot (``MovingNetworks``).
+        case movingNetwork
         /// The signal is outside −100…−10 dBm (0 means unknown).
         case signalOutOfRange
 
@@ -39,7 +39,7 @@ public struct AccessPointSelection: Sendable, Equatable {
             case .optedOut: "the network name opts out of mapping"
             case .nullAddress: "all-zero address"
             case .groupAddress: "broadcast or multicast address"
-            case .locallyAdministered: "locally administered address"
+            case .movingNetwork: "a vehicle's network or a phone's hotspot"
             case .signalOutOfRange: "signal out of range"
             }
         }
@@ -55,29 +55,29 @@ public struct AccessPointSelection: Sendable, Equatable {
     /// The SSID markers by which owners ask that their network not be mapped.
     public static let optOutMarkers: [[UInt8]] = [Array("_nomap".utf8), Array("_optout".utf8)]
 
-    /// Leave out locally administered addresses (hotspots, randomised addresses); default true.
-    public var excludeLocallyAdministered: Bool
+    /// The networks that travel with their users, left out; nil keeps them (`[wifi] ignore-moving-networks=false`).
+    public var movingNetworks: MovingNetworks?
     /// The most access points kept, the strongest; default 16. A negative value counts as 0.
     public var maximumSent: Int
 
     /// A selection with the given options.
-    public init(excludeLocallyAdministered: Bool = true, maximumSent: Int = 16) {
-        self.excludeLocallyAdministered = excludeLocallyAdministered
+    public init(movingNetworks: MovingNetworks? = MovingNetworks(), maximumSent: Int = 16) {
+        self.movingNetworks = movingNetworks
         self.maximumSent = maximumSent
     }
 
     /// Why `accessPoint` is left out, or nil when it may be sent.
     public func exclusion(of accessPoint: AccessPoint) -> Exclusion? {
         if accessPoint.ssid.allSatisfy({ $0 == 0 }) { return .hiddenNetwork }
-        if AccessPointSelection.optOutMarkers.contains(where: { accessPoint.ssid.contains(subsequence: $0) }) {
+        if AccessPointSelection.optOutMarkers.contains(where: { accessPoint.ssid.contains(run: $0) }) {
             return .optedOut
         }
         if accessPoint.bssid.value == 0 { return .nullAddress }
         if accessPoint.bssid.firstOctet & 0x01 != 0 { return .groupAddress }
-        if excludeLocallyAdministered && accessPoint.bssid.firstOctet & 0x02 != 0 { return .locallyAdministered }
         if !(AccessPointSelection.weakestSignal...AccessPointSelection.strongestSignal).contains(accessPoint.signal) {
             return .signalOutOfRange
         }
+        if movingNetworks?.isMoving(accessPoint) == true { return .movingNetwork }
         return nil
     }
 
@@ -93,19 +93,14 @@ public struct AccessPointSelection: Sendable, Equatable {
         return Array(ordered.prefix(max(0, maximumSent)))
     }
 
+    /// How many access points of `scan` (counted by address) would be usable but travel with their users.
+    public func movingCount(_ scan: [AccessPoint]) -> Int {
+        Set(scan.filter { exclusion(of: $0) == .movingNetwork }.map(\.bssid)).count
+    }
+
     /// ``usable(_:)``, or nil when fewer than ``minimumForQuery`` remain and no query may be made.
     public func queryable(_ scan: [AccessPoint]) -> [AccessPoint]? {
         let kept = usable(scan)
         return kept.count >= AccessPointSelection.minimumForQuery ? kept : nil
-    }
-}
-
-extension Array where Element == UInt8 {
-    /// True when `needle` occurs in these bytes as a contiguous run.
-    fileprivate func contains(subsequence needle: [UInt8]) -> Bool {
-        guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
-        return (0...(count - needle.count)).contains { start in
-            self[start..<start + needle.count].elementsEqual(needle)
-        }
     }
 }

@@ -65,7 +65,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
 
     private var started = false
     private var demand = AccuracyLevel.neighborhood
-    private let selection = AccessPointSelection()
+    private let selection: AccessPointSelection
     private var throttle = QueryThrottle()
     private var backoff = LookupBackoff()
     private var record = LookupRecord()
@@ -78,16 +78,21 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     /// Whether ``carryCells(_:)`` promised that the first scan's lookup carries the cells.
     private var cellsPromised = false
     private var currentScanKnown = false
+    /// How many access points of the last scan were left out as travelling with their users.
+    private var movingLeftOut = 0
+    /// The last scan would have been looked up but for the networks travelling with their users.
+    private var onlyMovingNetworks = false
     private var pendingSave: ScheduledTimer?
     private var lastScan: (usable: [AccessPoint], at: MonotonicTime)?
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
     private var lastDelivered: (fix: Fix, at: MonotonicTime)?
 
-    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport`; `loadCache` reads
-    /// what was saved before (at the first start), and `saveCache` keeps it durably; `network`, when given, says
-    /// when the machine joins a network.
+    /// A provider scanning with `scanner` and asking the geolocate `url` through `transport` about the access points
+    /// `selection` keeps; `loadCache` reads what was saved before (at the first start), and `saveCache` keeps it
+    /// durably; `network`, when given, says when the machine joins a network.
     public init(
         scanner: any AccessPointScanner, transport: any HTTPTransport, url: String,
+        selection: AccessPointSelection = AccessPointSelection(),
         loadCache: @escaping @BusActor () -> PositionCache,
         saveCache: @escaping @BusActor (PositionCache) -> Void, submitter: Geosubmitter?, network: NetworkChanges?,
         clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
@@ -95,6 +100,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         self.scanner = scanner
         self.transport = transport
         self.url = url
+        self.selection = selection
         health = ServiceHealth(
             label: "Wi-Fi", url: url, whileFailing: "; known places are still located from the cache")
         cache = PersistedCache(empty: PositionCache(), load: loadCache, keep: saveCache)
@@ -115,13 +121,14 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     }
 
     public var availableLevel: AccuracyLevel {
-        guard scanner.isAvailable, health.problem == nil || currentScanKnown else { return .none }
+        guard scanner.isAvailable, !onlyMovingNetworks, health.problem == nil || currentScanKnown else { return .none }
         return .street
     }
 
     public var unavailabilityReason: String? {
         guard availableLevel == .none else { return nil }
-        return scanner.isAvailable ? health.problem?.rawValue : "no-wifi"
+        guard scanner.isAvailable else { return "no-wifi" }
+        return onlyMovingNetworks ? "moving-network" : health.problem?.rawValue
     }
 
     public var details: [String: ProviderDetail] {
@@ -129,6 +136,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         details["backend"] = .text(scanner.backend)
         if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         if let submitter { details["submissions"] = .count(submitter.submissions) }
+        if selection.movingNetworks != nil { details["moving-networks-left-out"] = .count(UInt32(movingLeftOut)) }
         if cache.isLoaded {
             details["learned-places"] = .count(UInt32(cache.contents.count(of: .learned)))
             details["cached-answers"] = .count(UInt32(cache.contents.count(of: .network)))
@@ -212,12 +220,25 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
             pair(satellite.fix, with: usable, scanAge: satellite.at - now)
         }
         let knewScan = currentScanKnown
-        defer { if currentScanKnown != knewScan { onAvailabilityChanged?() } }
+        let wasOnlyMoving = onlyMovingNetworks
+        defer {
+            if currentScanKnown != knewScan || onlyMovingNetworks != wasOnlyMoving { onAvailabilityChanged?() }
+        }
+        movingLeftOut = selection.movingCount(seen)
+        onlyMovingNetworks =
+            usable.count < AccessPointSelection.minimumForQuery
+            && usable.count + movingLeftOut >= AccessPointSelection.minimumForQuery
         guard usable.count >= AccessPointSelection.minimumForQuery else {
             currentScanKnown = false
-            record.ended(
-                at: clock.wallNow, "too-few-access-points",
-                message: "\(usable.count) usable of \(seen.count) seen; nothing sent")
+            if onlyMovingNetworks {
+                record.ended(
+                    at: clock.wallNow, "moving-network",
+                    message: "\(movingLeftOut) of \(seen.count) seen travel with their users; nothing sent")
+            } else {
+                record.ended(
+                    at: clock.wallNow, "too-few-access-points",
+                    message: "\(usable.count) usable of \(seen.count) seen; nothing sent")
+            }
             return
         }
         if let known = cache.contents.lookup(usable, now: clock.wallNow) {
