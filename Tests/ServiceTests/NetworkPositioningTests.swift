@@ -377,6 +377,15 @@ struct NetworkPositioningTests {
         #expect(location["Accuracy"] == .double(100))
         #expect(try await rig.provider("wifi", street).details["last-source"] == .string("learned"))
         #expect(try rig.server.requests.isEmpty)
+        // What was learned names the fixed access points alone: no hotspot, no train.
+        let positions = rig.harness.file("positions")
+        try await street.waitFor("the learned place saved", timeout: .seconds(30)) {
+            (try? String(contentsOf: positions, encoding: .utf8))?.contains("00:11:22:33:44:01") == true
+        }
+        let saved = try String(contentsOf: positions, encoding: .utf8)
+        for moving in ["02:11:22:33:44:07", "00:11:22:33:44:08", "00:11:22:33:44:09"] {
+            #expect(!saved.contains(moving), "\(saved)")
+        }
     }
 
     @concurrent
