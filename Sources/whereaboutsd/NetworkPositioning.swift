@@ -57,7 +57,8 @@ enum NetworkPositioning {
             providers.append(
                 IPProvider(
                     transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
-                    accuracy: network.ip.accuracy, network: networkChanges, clock: clock, timers: EventLoop.main,
+                    accuracy: network.ip.accuracy, network: networkChanges,
+                    asksThroughTunnels: network.ip.asksThroughTunnels, clock: clock, timers: EventLoop.main,
                     logger: logger))
             logger.info("IP positioning: city-level lookups at \(loggableURL(network.ipLocateURL))")
         }

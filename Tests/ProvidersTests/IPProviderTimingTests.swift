@@ -77,6 +77,45 @@ import WhereaboutsProviders
         #expect(fixes.fixes.map(\.latitude) == [52.5, 48.1])
     }
 
+    /// While traffic to the Internet goes through a VPN (wg-quick's own table: the main table's default route does
+    /// not change, a rule does), no lookup is made, the answer is dropped and the reason is `vpn`; when it leaves the
+    /// tunnel the provider asks at once. `through-vpn=true` asks all the same.
+    @Test(arguments: [false, true])
+    func aVPNHoldsLookupsBackUnlessAllowed(throughVPN: Bool) async throws {
+        let provider = IPProvider(
+            transport: service, url: "https://location.example/v1/geolocate", accuracy: nil, network: network,
+            asksThroughTunnels: throughVPN, clock: clock, timers: clock, logger: SilentLogger())
+        let fixes = FixLog()
+        provider.onFix = { fixes.fixes.append($0) }
+        service.willAnswer(position)
+        service.willAnswer(position)
+        provider.start()
+        routes.dump([Routes.home])
+        let ethernet = InterfaceLink(index: Routes.home.interfaceIndex, type: 1, kind: nil)
+        routes.pathsGo(through: ethernet)
+        #expect(network.throughTunnel == false)
+        try await settle(fixes, requests: 1)
+        // wg-quick up: a rule and a table of its own; the kernel announces the rule, the table is read again.
+        routes.kernelSays([.otherChange])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([Routes.home])
+        routes.pathsGo(through: InterfaceLink(index: 9, type: 65534, kind: "wireguard"))
+        #expect(network.throughTunnel == true && network.generation == 0)
+        #expect(provider.availableLevel == (throughVPN ? .city : .none))
+        #expect(provider.unavailabilityReason == (throughVPN ? nil : "vpn"))
+        clock.advance(by: IPProvider.refreshInterval)
+        try await settle(fixes, requests: throughVPN ? 2 : 1)
+        // wg-quick down.
+        routes.kernelSays([.otherChange])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([Routes.home])
+        routes.pathsGo(through: ethernet)
+        #expect(network.throughTunnel == false && provider.availableLevel == .city)
+        try await settle(fixes, requests: 2)
+        #expect(routes.linksRequested.contains(9))
+        provider.stop()
+    }
+
     @Test func joiningANetworkEndsTheBackoff() async throws {
         let (provider, fixes) = provider()
         service.willAnswer(.failure(.unreachable("down")))

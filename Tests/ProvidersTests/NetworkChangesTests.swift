@@ -29,6 +29,41 @@ import WhereaboutsProviders
         #expect(logs.lines.contains { $0.contains("network: online, default routes: IPv4 via 192.0.2.1") })
     }
 
+    @Test func aDumpsOwnRoutesAreNotChangesThatReadItAgain() {
+        network.follow()
+        routes.dump([Routes.home, Routes.work])
+        clock.advance(by: NetworkChanges.settleDelay * 3)
+        #expect(routes.dumpsRequested == 1 && clock.armedTimers == 0)
+        // Another route or a routing rule announced: read again, and the path to the Internet asked again.
+        routes.kernelSays([.otherChange])
+        clock.advance(by: NetworkChanges.settleDelay)
+        #expect(routes.dumpsRequested == 2)
+        routes.dump([Routes.home])
+        #expect(
+            routes.pathsRequested == [RouteMessages.inet, RouteMessages.inet6, RouteMessages.inet, RouteMessages.inet6])
+    }
+
+    @Test func eitherPathThroughATunnelIsTold() {
+        var tunnel: [Bool] = []
+        network.observeTunnel { tunnel.append($0) }
+        network.follow()
+        routes.dump([Routes.home])
+        routes.pathsGo(through: InterfaceLink(index: 2, type: 1, kind: nil))
+        #expect(network.throughTunnel == false && tunnel.isEmpty)
+        routes.kernelSays([.otherChange])
+        clock.advance(by: NetworkChanges.settleDelay)
+        routes.dump([Routes.home])
+        // IPv4 still leaves by the Ethernet, IPv6 through WireGuard.
+        routes.kernelSays([
+            .path(family: RouteMessages.inet, interfaceIndex: 2), .path(family: RouteMessages.inet6, interfaceIndex: 9),
+        ])
+        routes.kernelSays([.link(InterfaceLink(index: 2, type: 1, kind: nil))])
+        #expect(network.throughTunnel == false, "not known until both interfaces are")
+        routes.kernelSays([.link(InterfaceLink(index: 9, type: 65534, kind: "wireguard"))])
+        #expect(network.throughTunnel == true && tunnel == [true])
+        #expect(logs.lines.contains { $0.contains("goes through a tunnel (interface 9, wireguard") })
+    }
+
     @Test func aBurstOfAnnouncementsIsReadOnceAfterTheSettleDelay() {
         network.follow()
         routes.dump([Routes.home])

@@ -49,11 +49,28 @@ final class ScriptedRouteSource: RouteSource {
 
     func requestDump() { dumpsRequested += 1 }
 
+    /// The families whose path to the Internet was asked for, and the interfaces asked about, in order.
+    private(set) var pathsRequested: [UInt8] = []
+    private(set) var linksRequested: [UInt32] = []
+
+    func requestPath(family: UInt8) { pathsRequested.append(family) }
+
+    func requestLink(index: UInt32) { linksRequested.append(index) }
+
+    /// Answers the path lookups: IPv4 and IPv6 traffic leave through `interface` (nil: no route), which is `link`.
+    func pathsGo(through link: InterfaceLink?) {
+        kernelSays([
+            .path(family: RouteMessages.inet, interfaceIndex: link?.index),
+            .path(family: RouteMessages.inet6, interfaceIndex: link?.index),
+        ])
+        if let link { kernelSays([.link(link)]) }
+    }
+
     /// Delivers `events` as one datagram.
     func kernelSays(_ events: [RouteEvent]) { onEvents?(events) }
 
     /// Answers the dump asked for with `routes`.
-    func dump(_ routes: [DefaultRoute]) { kernelSays(routes.map(RouteEvent.added) + [.dumpEnded]) }
+    func dump(_ routes: [DefaultRoute]) { kernelSays(routes.map(RouteEvent.dumped) + [.dumpEnded]) }
 }
 
 extension ScriptedRouteSource {

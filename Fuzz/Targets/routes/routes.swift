@@ -2,7 +2,7 @@ import FuzzSupport
 import WhereaboutsCore
 
 /// The routing socket's datagrams: any bytes give events without a crash, each default route is of a known family
-/// with a gateway of its family's length or none, and the events of a datagram cut short are never more than the
+/// with a gateway of its family's length or none, each path answer of a known family, and the events of a datagram cut short are never more than the
 /// whole's (a message is read only when all of it is there).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRoutes(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -11,14 +11,17 @@ public func fuzzRoutes(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var table = DefaultRouteTable()
     for event in events {
         switch event {
-        case .added(let route), .removed(let route):
+        case .added(let route), .removed(let route), .dumped(let route):
             precondition(route.family == RouteMessages.inet || route.family == RouteMessages.inet6, "family")
             precondition(
                 route.gateway.isEmpty || route.gateway.count == (route.family == RouteMessages.inet ? 4 : 16),
                 "a gateway of \(route.gateway.count) bytes for family \(route.family)")
             _ = route.description
         case .refused(let code): precondition(code != 0, "an acknowledgement reported as a refusal")
-        case .dumpEnded: break
+        case .dumpEnded, .otherChange: break
+        case .path(let family, _):
+            precondition(family == RouteMessages.inet || family == RouteMessages.inet6, "a path of family \(family)")
+        case .link(let link): _ = link.isTunnel
         case .overrun: preconditionFailure("an overrun read from bytes")
         }
         table.apply(event)

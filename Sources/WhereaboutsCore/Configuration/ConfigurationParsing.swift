@@ -90,11 +90,12 @@ extension Configuration {
                     "ignore-moving-networks", into: &configuration.network.wifi.ignoresMovingNetworks, section.bool)
                 try section.load("moving-networks", into: &configuration.network.wifi.movingNetworks, section.ssidList)
             case "ip":
-                try section.checkKeys(["enable", "method", "url", "accuracy"])
+                try section.checkKeys(["enable", "method", "url", "accuracy", "through-vpn"])
                 try section.load("enable", into: &configuration.network.ip.enabled, section.bool)
                 try section.load("method", into: &configuration.network.ip.method, section.ipMethod)
                 configuration.network.ip.url = try section.webURL("url")
                 configuration.network.ip.accuracy = try section.radius("accuracy")
+                try section.load("through-vpn", into: &configuration.network.ip.asksThroughTunnels, section.bool)
             case "modem-gps":
                 try section.checkKeys([
                     "enable", "assistance", "assistance-servers", "assistance-metered", "supl-server",

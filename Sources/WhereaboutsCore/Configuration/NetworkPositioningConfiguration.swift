@@ -100,6 +100,9 @@ public struct IPPositioningConfig: Sendable, Equatable {
     public var url: String?
     /// `accuracy=`: the radius in metres to report instead of the server's; nil keeps the server's.
     public var accuracy: Double?
+    /// `through-vpn=` (ours, default false): look up even while traffic to the Internet goes through a tunnel,
+    /// whose far end's address the service would place.
+    public var asksThroughTunnels = false
 
     public init(enabled: Bool = false, method: Method = .ichnaea, url: String? = nil, accuracy: Double? = nil) {
         self.enabled = enabled

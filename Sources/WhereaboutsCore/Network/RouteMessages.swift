@@ -37,10 +37,13 @@ public struct DefaultRoute: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// What one message of the kernel's routing socket (rtnetlink, `NETLINK_ROUTE`) says about default routes.
+/// What one message of the kernel's routing socket (rtnetlink, `NETLINK_ROUTE`) says about default routes and the
+/// path to the Internet.
 public enum RouteEvent: Sendable, Equatable {
-    /// `RTM_NEWROUTE` for a default route: it exists (or changed; a route is known by all its fields).
+    /// `RTM_NEWROUTE` for a default route, announced: it exists (or changed; a route is known by all its fields).
     case added(DefaultRoute)
+    /// `RTM_NEWROUTE` for a default route in the answer to a dump: it is in the table read.
+    case dumped(DefaultRoute)
     /// `RTM_DELROUTE` for a default route: it is gone.
     case removed(DefaultRoute)
     /// `NLMSG_DONE`: the dump of the routing table asked for has ended.
@@ -50,6 +53,14 @@ public enum RouteEvent: Sendable, Equatable {
     /// Not a message: the socket's buffer overflowed (`ENOBUFS`) and announcements were lost, so the table must be
     /// read again.
     case overrun
+    /// An announcement of another route or of a routing rule, which may change the path to the Internet.
+    case otherChange
+    /// The answer to a ``RouteMessages/pathRequest(sequence:family:)``: the interface traffic of `family` to the
+    /// Internet leaves through, nil when there is no route.
+    case path(family: UInt8, interfaceIndex: UInt32?)
+    /// The answer to a ``RouteMessages/linkRequest(index:)``: what the interface is; nil kind and type 0 when it is
+    /// gone.
+    case link(InterfaceLink)
 }
 
 /// The byte layout of rtnetlink's route messages, as `<linux/netlink.h>` and `<linux/rtnetlink.h>` define it, and
@@ -64,8 +75,10 @@ public enum RouteMessages {
     public static let inet: UInt8 = 2
     /// `AF_INET6`.
     public static let inet6: UInt8 = 10
-    /// `RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE`: the multicast groups that announce route changes.
-    public static let routeGroups: UInt32 = 0x40 | 0x400
+    /// `RTMGRP_IPV4_ROUTE | RTMGRP_IPV6_ROUTE | RTMGRP_IPV4_RULE | (1 << (RTNLGRP_IPV6_RULE - 1))`: the
+    /// multicast groups that announce changes of routes and of routing rules (which VPNs such as WireGuard's
+    /// wg-quick route through).
+    public static let routeGroups: UInt32 = 0x40 | 0x400 | 0x80 | 0x40000
 
     static let headerSize = 16
     static let routeMessageSize = 12
@@ -74,6 +87,8 @@ public enum RouteMessages {
     static let newRoute: UInt16 = 24
     static let deleteRoute: UInt16 = 25
     static let getRoute: UInt16 = 26
+    static let newRule: UInt16 = 32
+    static let deleteRule: UInt16 = 33
     static let mainTable: UInt32 = 254
     static let unicast: UInt8 = 1
     static let attributeTable: UInt16 = 15
@@ -104,7 +119,15 @@ public enum RouteMessages {
             let length = Int(read(UInt32.self, datagram, at: offset))
             guard length >= headerSize, length <= datagram.count - offset else { break }
             let type = read(UInt16.self, datagram, at: offset + 4)
+            let sequence = read(UInt32.self, datagram, at: offset + 8)
             let payload = datagram[(offset + headerSize)..<(offset + length)]
+            if let answer = lookupAnswer(
+                type: type, sequence: sequence, in: datagram, payload.startIndex..<payload.endIndex)
+            {
+                events.append(answer)
+                offset += (length + 3) & ~3
+                continue
+            }
             switch type {
             case messageDone: events.append(.dumpEnded)
             case messageError:
@@ -113,9 +136,14 @@ public enum RouteMessages {
                     if code != 0 { events.append(.refused(code: code)) }
                 }
             case newRoute, deleteRoute:
+                // An announcement is numbered 0; a dump's answer carries the dump's number.
                 if let route = defaultRoute(in: datagram, payload.startIndex..<payload.endIndex) {
-                    events.append(type == newRoute ? .added(route) : .removed(route))
+                    events.append(
+                        type == deleteRoute ? .removed(route) : sequence == 0 ? .added(route) : .dumped(route))
+                } else if sequence == 0 {
+                    events.append(.otherChange)
                 }
+            case newRule, deleteRule: if sequence == 0 { events.append(.otherChange) }
             default: break
             }
             offset += (length + 3) & ~3
@@ -152,7 +180,7 @@ public enum RouteMessages {
         return table == mainTable ? route : nil
     }
 
-    private static func read<Integer: FixedWidthInteger>(_: Integer.Type, _ bytes: [UInt8], at offset: Int)
+    static func read<Integer: FixedWidthInteger>(_: Integer.Type, _ bytes: [UInt8], at offset: Int)
         -> Integer
     {
         var value = Integer.zero
@@ -162,7 +190,7 @@ public enum RouteMessages {
         return value
     }
 
-    private static func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
+    static func append<Integer: FixedWidthInteger>(_ value: Integer, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value) { bytes += $0 }
     }
 }
@@ -190,12 +218,12 @@ public struct DefaultRouteTable: Sendable, Equatable {
     @discardableResult
     public mutating func apply(_ event: RouteEvent) -> Bool {
         switch event {
-        case .added(let route): return routes.insert(route).inserted
+        case .added(let route), .dumped(let route): return routes.insert(route).inserted
         case .removed(let route): return routes.remove(route) != nil
         case .dumpEnded:
             defer { isSettled = true }
             return !isSettled
-        case .refused, .overrun: return false
+        case .refused, .overrun, .otherChange, .path, .link: return false
         }
     }
 }

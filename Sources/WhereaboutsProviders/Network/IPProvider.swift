@@ -14,6 +14,11 @@ import WhereaboutsCore
 /// An answer is the position of the network the machine was on: when ``NetworkChanges`` says the machine joined
 /// another, the answer is dropped and, while running, asked again at once, a transient backoff ended; an answer
 /// that arrives for a network left meanwhile is not shown.
+///
+/// **Tunnels.** While ``NetworkChanges`` says traffic to the Internet goes through a tunnel (a VPN), the address
+/// the service would see is the tunnel's far end, often in another country: no lookup is made, the answer is
+/// dropped, and the provider is unavailable with the reason `vpn`. When traffic leaves the tunnel it asks again at
+/// once. `[ip] through-vpn=true` (``asksThroughTunnels``) asks all the same.
 @BusActor
 public final class IPProvider: LocationProvider {
     /// How long an answer stands before it is asked again.
@@ -40,13 +45,20 @@ public final class IPProvider: LocationProvider {
     private var answer: (fix: Fix, at: MonotonicTime)?
     private var timer: ScheduledTimer?
     private let network: NetworkChanges?
+    /// `[ip] through-vpn=`: look up even while traffic goes through a tunnel.
+    private let asksThroughTunnels: Bool
+    /// Traffic to the Internet goes through a tunnel, and no lookup is made meanwhile.
+    private var heldByTunnel = false
 
     /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius;
-    /// `network`, when given, says when the machine changes networks.
+    /// `network`, when given, says when the machine changes networks and when its traffic goes through a tunnel,
+    /// when no lookup is made unless `asksThroughTunnels`.
     public init(
         transport: any HTTPTransport, url: String, accuracy: Double?, network: NetworkChanges?,
-        clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, logger: any Logger
+        asksThroughTunnels: Bool = false, clock: any WhereaboutsCore.Clock, timers: any TimerScheduler,
+        logger: any Logger
     ) {
+        self.asksThroughTunnels = asksThroughTunnels
         self.transport = transport
         self.url = url
         health = ServiceHealth(label: "IP positioning", url: url, whileFailing: "")
@@ -56,14 +68,15 @@ public final class IPProvider: LocationProvider {
         self.timers = timers
         self.logger = logger
         network?.observe { [weak self] isOnline in self?.networkChanged(isOnline: isOnline) }
+        network?.observeTunnel { [weak self] through in self?.tunnelChanged(through) }
     }
 
-    public var availableLevel: AccuracyLevel { health.problem == nil ? .city : .none }
-    public var unavailabilityReason: String? { health.problem?.rawValue }
+    public var availableLevel: AccuracyLevel { health.problem == nil && !heldByTunnel ? .city : .none }
+    public var unavailabilityReason: String? { heldByTunnel ? "vpn" : health.problem?.rawValue }
 
     public var details: [String: ProviderDetail] {
         var details = record.details
-        if let problem = health.problem { details["reason"] = .text(problem.rawValue) }
+        if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         return details
     }
 
@@ -110,8 +123,28 @@ public final class IPProvider: LocationProvider {
         lookUp()
     }
 
+    /// Traffic started or stopped going through a tunnel: no lookup meanwhile, and one at once after.
+    private func tunnelChanged(_ through: Bool) {
+        guard !asksThroughTunnels, through != heldByTunnel else { return }
+        heldByTunnel = through
+        answer = nil
+        if let timer { timers.cancelTimer(timer) }
+        timer = nil
+        onAvailabilityChanged?()
+        if through {
+            logger.info(
+                "IP positioning: traffic goes through a VPN, whose address says nothing of this network; "
+                    + "no lookup until it does not ([ip] through-vpn=false)")
+            return
+        }
+        backoff.networkChanged()
+        guard started else { return }
+        logger.info("IP positioning: traffic no longer goes through a VPN; asking again")
+        lookUp()
+    }
+
     private func lookUp() {
-        guard !lookupInFlight else { return }
+        guard !lookupInFlight, !heldByTunnel else { return }
         let now = clock.monotonicNow
         guard backoff.allowsAttempt(now: now) else {
             // Started again within a backoff: the try waits for its end rather than being dropped.
@@ -131,6 +164,8 @@ public final class IPProvider: LocationProvider {
 
     private func answered(_ result: Result<HTTPResponse, HTTPFailure>, generation: UInt64?) {
         lookupInFlight = false
+        // Asked before traffic went through a tunnel, or through it: the answer is not this network's to trust.
+        guard !heldByTunnel else { return }
         guard generation == network?.generation else {
             // Asked on the network left meanwhile: whatever came back is that network's, so ask again.
             if started { lookUp() }

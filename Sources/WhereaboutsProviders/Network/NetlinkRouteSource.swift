@@ -44,9 +44,23 @@ public final class NetlinkRouteSource: RouteSource {
     public func requestDump() {
         guard descriptor >= 0 else { return }
         sequence &+= 1
-        let request = RouteMessages.dumpRequest(sequence: sequence)
-        // Unsent (the kernel's queue full), the read is missed: the next announcement asks again.
-        _ = request.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+        sendRequest(RouteMessages.dumpRequest(sequence: sequence))
+    }
+
+    public func requestPath(family: UInt8) {
+        guard descriptor >= 0 else { return }
+        sequence &+= 2
+        sendRequest(RouteMessages.pathRequest(sequence: sequence, family: family))
+    }
+
+    public func requestLink(index: UInt32) {
+        guard descriptor >= 0 else { return }
+        sendRequest(RouteMessages.linkRequest(index: index))
+    }
+
+    /// Sends `request` to the kernel; unsent (the kernel's queue full), the next announcement asks again.
+    private func sendRequest(_ request: [UInt8]) {
+        _ = request.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
     }
 
     /// What the datagrams waiting on `descriptor` say, those from the kernel only.
