@@ -7,12 +7,18 @@ struct BenchOptions {
     var scans = 360
     var scanSeconds = 2.0
     var seed: UInt64 = 1
+    /// `--filters`: measure what the access point filters cost per scan (``ScanFilters``) instead.
+    var filters = false
 
     /// The options in `arguments`; prints the usage and exits 2 on anything else.
     static func parse(_ arguments: [String]) -> BenchOptions {
         var options = BenchOptions()
         var rest = arguments[...]
         while let flag = rest.popFirst() {
+            if flag == "--filters" {
+                options.filters = true
+                continue
+            }
             let text = rest.popFirst() ?? ""
             switch flag {
             case "--trials" where Int(text).map({ $0 > 0 }) == true: options.trials = Int(text)!
@@ -26,7 +32,9 @@ struct BenchOptions {
     }
 
     private static func usage() -> Never {
-        print("usage: wbnet [--trials N (20)] [--scans N (360)] [--scan-seconds S (2, at least 1.5)] [--seed N (1)]")
+        print(
+            "usage: wbnet [--filters] [--trials N (20)] [--scans N (360)] [--scan-seconds S (2, at least 1.5)] "
+                + "[--seed N (1)]")
         exit(2)
     }
 }

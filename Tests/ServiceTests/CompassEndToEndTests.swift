@@ -120,9 +120,9 @@ struct CompassEndToEndTests {
     static func waitForTurning(_ proxy: SensorProxyHarness, seconds: Double = 10) async throws {
         try await onOwnThread {
             let first = try proxy.heading()
-            let deadline = Date().addingTimeInterval(seconds)
+            let deadline = ContinuousClock.now + .seconds(seconds)
             while try proxy.heading() == first {
-                guard Date() < deadline else {
+                guard ContinuousClock.now < deadline else {
                     throw TestEnvironmentError("the compass stayed at \(first) for \(seconds) s:\n\(proxy.process.log)")
                 }
                 usleep(100_000)

@@ -81,8 +81,8 @@ struct FaultInjectionTests {
             await Self.abandon(peer, round: round)
         }
         // With no client left, the idle timeout ends the daemon; a client leaked for a vanished peer would keep it.
-        let deadline = Date().addingTimeInterval(15)
-        while daemon.isRunning && Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        let deadline = ContinuousClock.now + .seconds(15)
+        while daemon.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(!daemon.isRunning, "clients of vanished peers were kept:\n\(harness.daemonLog)")
         #expect(daemon.exitCode == 0, "\(harness.daemonLog)")
         #expect(harness.daemonLog.contains("not used for 2 seconds"), "\(harness.daemonLog)")

@@ -202,12 +202,12 @@ struct PolkitAuthorisationTests {
         #expect(listed.output.contains("\(uid)\t\(Self.app)\talways"), "\(listed.output)")
         let others = try setup.cli(["grants", "--all"])
         #expect(others.status == 4, "listing everyone's grants needs the management action: \(others.output)")
-        let began = Date()
+        let began = ContinuousClock.now
         let revoked = try setup.cli(["revoke", Self.app])
         #expect(revoked.status == 0, "\(revoked.output)")
         // The watcher has no timeout of its own: only the revocation ends it.
         try Wait.until("the watching client to stop", timeout: 30) { !watch.isRunning }
-        print("the watching client stopped \(Date().timeIntervalSince(began)) s after the revocation")
+        print("the watching client stopped \(ContinuousClock.now - began) after the revocation")
         #expect(watch.exitCode == 4, "\(watch.log)")
         let grants = try String(contentsOf: setup.harness.file("grants"), encoding: .utf8)
         #expect(!grants.contains(Self.app))

@@ -98,14 +98,14 @@ public final class BusMonitor: @unchecked Sendable {
     /// finished exchange set off has reached the monitor.
     public func settle(quiet: Double = 1, timeout: Double = 20) throws {
         var count = -1
-        var since = Date()
+        var since = ContinuousClock.now
         try Wait.until("the bus to fall quiet", timeout: timeout) {
             let now = messages.count
             if now != count {
                 count = now
-                since = Date()
+                since = ContinuousClock.now
             }
-            return Date().timeIntervalSince(since) >= quiet
+            return ContinuousClock.now - since >= .seconds(quiet)
         }
     }
 

@@ -167,10 +167,11 @@ public enum TemporaryDirectory {
 
 /// Polling waits with a deadline.
 public enum Wait {
-    /// Polls `condition` every 10 ms until it holds, or throws after `timeout` seconds.
+    /// Polls `condition` every 10 ms until it holds, or throws after `timeout` seconds on the monotonic clock (a
+    /// wall clock set while a test waits must not end its wait).
     public static func until(_ what: String, timeout: Double, _ condition: () throws -> Bool) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let deadline = ContinuousClock.now + .seconds(timeout)
+        while ContinuousClock.now < deadline {
             if try condition() { return }
             usleep(10_000)
         }
