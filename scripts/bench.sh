@@ -46,6 +46,7 @@ echo "bench: what the satellites in view cost (wbbench --sky)..." >&2
 "$bin/wbbench" --sky --reports 60 | tee "$out/wbbench-sky.txt" >&2
 echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
+"$bin/wbnet" --filters | tee "$out/wbnet-filters.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"
 echo "bench: what one user's attacks do to another user's GetClient (wbload --attacks)..." >&2
