@@ -46,6 +46,7 @@ extension ModemManagerClient {
                 let error = await self.call("InjectAssistanceData", [bytes], at: path, of: owner)
                 guard self.isCurrent(preparation, at: path, generation: generation) else { return }
                 self.modems[path]?.location?.injectedOrbitsDownloadTime = file.downloaded
+                self.modems[path]?.location?.tookOrbits = error == nil
                 if let error {
                     self.logger.warning(
                         "modems: \(path) refuses the predicted orbits from \(loggableURL(file.source)): \(error); "

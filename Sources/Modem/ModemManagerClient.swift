@@ -139,7 +139,8 @@ public final class ModemManagerClient: ModemLocationService {
                 path.rawValue.hasPrefix(Self.managerPath.rawValue + "/")
                 ? String(path.rawValue.dropFirst(Self.managerPath.rawValue.count + 1)) : path.rawValue
             let sources = modem.location.map { "; sources \($0.enabled)" } ?? "; no location interface"
-            summaries[name] = modem.stateName + sources
+            let orbits = modem.location?.tookOrbits.map { "; predicted orbits \($0 ? "injected" : "refused")" } ?? ""
+            summaries[name] = modem.stateName + sources + orbits
         }
         return summaries
     }

@@ -89,6 +89,8 @@ struct LocationRecord {
     var suplServerSet = false
     /// The download time of the predicted-orbit file last injected (or refused by the modem): each file once.
     var injectedOrbitsDownloadTime: WallTime?
+    /// Whether the modem took that file; nil before any was offered.
+    var tookOrbits: Bool?
 
     /// Forgets the failed `Setup` and `SetGpsRefreshRate`, so that both are tried again.
     mutating func forgetFailures() {

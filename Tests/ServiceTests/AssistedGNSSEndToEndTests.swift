@@ -146,6 +146,11 @@ struct AssistedGNSSEndToEndTests {
         let app = try await exactClient(rig)
         defer { app.close() }
         let update = try await app.waitForUpdates(1, timeout: .seconds(60))[0]
+        let row = try await app.providerRow("modem-gnss")
+        let name = String(modem.dropFirst("/org/freedesktop/ModemManager1/".count))
+        #expect(
+            row.details["modem \(name)"] == .string("registered; sources gps-nmea; predicted orbits injected"),
+            "\(row)")
         let values = try await app.getAll(update.new, "io.github.whereabouts1.Location")
         #expect(values["Provider"] == .string("modem-gnss"), "\(values)")
         #expect(values["FixType"] == .string("3d"), "\(values)")
@@ -315,6 +320,10 @@ struct AssistedGNSSEndToEndTests {
         try await runExactClient(rig, on: modem, setups: 2)
         let injections = try await onOwnThread { try rig.modemManager.injectedAssistanceData(modem) }
         #expect(injections.map(\.error) == ["org.freedesktop.ModemManager1.Error.Core.Unsupported"])
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        let summary = try await app.providerRow("modem-gnss").details["modem Modem/0"]
+        #expect(summary?.string?.hasSuffix("; predicted orbits refused") == true, "\(String(describing: summary))")
         let log = rig.harness.daemonLog
         #expect(log.split(separator: "\n").filter { $0.contains("refuses the predicted orbits") }.count == 1, "\(log)")
     }

@@ -48,8 +48,9 @@ public protocol ModemLocationService: AnyObject {
     func setNeeded(_ sources: ModemLocationSources, by consumer: ModemLocationConsumer)
     /// Paces the GNSS receivers: at most one fix every `seconds` (0: as often as they have one).
     func setGPSRefreshRate(_ seconds: UInt32)
-    /// Each modem (by object path) with its state and the sources set up on it, for
-    /// `io.github.whereabouts1.Manager.Providers`, e.g. `Modem/0` → `enabled; gps-nmea, 3gpp-lac-ci`.
+    /// Each modem (by object path) with its state, the sources set up on it and whether it took the predicted
+    /// orbits offered, for `io.github.whereabouts1.Manager.Providers`, e.g. `Modem/0` →
+    /// `enabled; sources gps-nmea, 3gpp-lac-ci; predicted orbits injected`.
     var modemSummaries: [String: String] { get }
 }
 
