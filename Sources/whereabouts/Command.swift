@@ -305,16 +305,7 @@ struct Command: Sendable {
                 case .revoke:
                     try await manager.revokeGrant(app: app!, uid: uid ?? getuid())
                 case .authorise where checkOnly && watchStatus:
-                    do {
-                        for try await status in manager.authorisationStatuses() {
-                            print(status.rawValue)
-                            fflush(stdout)
-                        }
-                    } catch let error as LocationError {
-                        finish(error)
-                    } catch {
-                        finish(.other(name: "", message: "\(error)"))
-                    }
+                    await follow(manager.authorisationStatuses()) { print($0.rawValue) }
                 case .authorise:
                     let status =
                         checkOnly
@@ -332,47 +323,19 @@ struct Command: Sendable {
                         print(json ? Format.json(status) : Format.line(status))
                     }
                 case .regionWatch:
-                    do {
-                        for try await notice in manager.regionEvents() {
-                            for line in json ? Format.json(notice) : Format.lines(notice) { print(line) }
-                            fflush(stdout)
-                        }
-                    } catch let error as LocationError {
-                        finish(error)
-                    } catch {
-                        finish(.other(name: "", message: "\(error)"))
+                    await follow(manager.regionEvents()) { notice in
+                        for line in json ? Format.json(notice) : Format.lines(notice) { print(line) }
                     }
                 case .satellites:
-                    var printed = 0
-                    do {
-                        for try await sky in manager.satellites() {
-                            print(json ? Format.json(sky) : Format.lines(sky).joined(separator: "\n"))
-                            fflush(stdout)
-                            printed += 1
-                            if let count, printed >= count { break }
-                        }
-                        await manager.endStreams()
-                    } catch let error as LocationError {
-                        finish(error)
-                    } catch {
-                        finish(.other(name: "", message: "\(error)"))
+                    await follow(manager.satellites(), count: count) { sky in
+                        print(json ? Format.json(sky) : Format.lines(sky).joined(separator: "\n"))
                     }
+                    await manager.endStreams()
                 case .watch:
                     let configuration = MonitoringConfiguration(
                         accuracy: accuracy, highAccuracy: highAccuracy, minimumUpdateDistance: distance)
-                    var printed = 0
-                    do {
-                        for try await position in manager.locations(configuration) {
-                            show(position)
-                            printed += 1
-                            if let count, printed >= count { break }
-                        }
-                        await manager.endStreams()
-                    } catch let error as LocationError {
-                        finish(error)
-                    } catch {
-                        finish(.other(name: "", message: "\(error)"))
-                    }
+                    await follow(manager.locations(configuration), count: count) { show($0) }
+                    await manager.endStreams()
                 }
                 exit(0)
             } catch {
@@ -416,6 +379,27 @@ struct Command: Sendable {
     private func show(_ position: Position) {
         print(json ? Format.json(position) : Format.line(position))
         fflush(stdout)
+    }
+
+    /// Shows each element of `stream` with `show` as it comes, flushing standard output, until the stream ends or
+    /// `count` elements were shown; a failure ends the command with its exit status (``finish(_:)``).
+    @BusActor
+    private func follow<Stream: AsyncSequence>(
+        _ stream: Stream, count: Int? = nil, _ show: (Stream.Element) -> Void
+    ) async {
+        var shown = 0
+        do {
+            for try await element in stream {
+                show(element)
+                fflush(stdout)
+                shown += 1
+                if let count, shown >= count { return }
+            }
+        } catch let error as LocationError {
+            finish(error)
+        } catch {
+            finish(.other(name: "", message: "\(error)"))
+        }
     }
 
     private func finish(_ error: LocationError) -> Never {

@@ -594,32 +594,13 @@ struct NetworkPositioningTests {
 
     /// A laptop carried to another network (here its default route replaced, in a network namespace of the test's
     /// own): the IP position, which is the network's, is asked again at once, not at its half-hourly refresh.
-    @Test func joiningAnotherNetworkAsksTheIPPositionAgainAtOnce() async throws {
-        // Made and changed on threads of their own: this suite runs on the bus thread, which must keep serving.
-        let namespace = try await onOwnThread { try NetworkNamespace() }
-        defer { namespace.stop() }
-        _ = try await onOwnThread { try namespace.ip(["route", "add", "default", "via", "192.0.2.1"]) }
-        let rig = try await NetworkPositioningRig.make(ip: true, wifi: false, namespace: namespace)
-        defer { rig.stop() }
-        try await rig.launch()
-        let app = try await GeoClueTestClient(bus: rig.bus)
-        defer { app.close() }
-        _ = try await app.startedClient(level: 4)
-        let first = try await app.waitForUpdates(1)[0]
-        #expect(abs(try await app.get(first.new, GeoClueTestClient.locationInterface, "Latitude").double! - 52.5) < 0.5)
-        try await eventually("the daemon to have read the routes") {
-            rig.harness.daemonLog.contains("network: online, default routes: IPv4 via 192.0.2.1")
-        }
-        try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
-        _ = try await onOwnThread { try namespace.ip(["route", "replace", "default", "via", "198.51.100.1"]) }
-        let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
-        #expect(
-            abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5)
-        #expect(try rig.server.requests.count == 2)
-        #expect(rig.harness.daemonLog.contains("network changed: online, default routes: IPv4 via 198.51.100.1"))
-    }
-
-    @Test func noIPGuessWhileTrafficGoesThroughATunnel() async throws {
+    /// IP positioning alone in a network namespace of the test's own whose default route goes via 192.0.2.1: the
+    /// daemon launched, a city client started with its first update in, and the routes read; `body` gets the
+    /// namespace, the rig, the app and its client. The namespace is made and changed on threads of their own: this
+    /// suite runs on the bus thread, which must keep serving.
+    func withCityClientInNamespace(
+        _ body: (NetworkNamespace, NetworkPositioningRig, GeoClueTestClient, ObjectPath) async throws -> Void
+    ) async throws {
         let namespace = try await onOwnThread { try NetworkNamespace() }
         defer { namespace.stop() }
         _ = try await onOwnThread { try namespace.ip(["route", "add", "default", "via", "192.0.2.1"]) }
@@ -630,37 +611,61 @@ struct NetworkPositioningTests {
         defer { app.close() }
         let client = try await app.startedClient(level: 4)
         _ = try await app.waitForUpdates(1)
-        try await eventually("the daemon to have found the path to the Internet") {
+        try await eventually("the daemon to have read the routes") {
             rig.harness.daemonLog.contains("network: online, default routes: IPv4 via 192.0.2.1")
         }
-        // A VPN as OpenVPN routes one: a tun device and two half routes, the default route left as it was.
-        _ = try await onOwnThread {
-            try namespace.ip(["tuntap", "add", "dev", "tun0", "mode", "tun"])
-            try namespace.ip(["address", "add", "10.9.0.2/24", "dev", "tun0"])
-            try namespace.ip(["link", "set", "tun0", "up"])
-            try namespace.ip(["route", "add", "0.0.0.0/1", "dev", "tun0"])
-            try namespace.ip(["route", "add", "128.0.0.0/1", "dev", "tun0"])
+        try await body(namespace, rig, app, client)
+    }
+
+    @Test func joiningAnotherNetworkAsksTheIPPositionAgainAtOnce() async throws {
+        try await withCityClientInNamespace { namespace, rig, app, _ in
+            let first = app.locationUpdates[0]
+            #expect(
+                abs(try await app.get(first.new, GeoClueTestClient.locationInterface, "Latitude").double! - 52.5) < 0.5)
+            try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
+            _ = try await onOwnThread { try namespace.ip(["route", "replace", "default", "via", "198.51.100.1"]) }
+            let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
+            #expect(
+                abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5
+            )
+            #expect(try rig.server.requests.count == 2)
+            #expect(rig.harness.daemonLog.contains("network changed: online, default routes: IPv4 via 198.51.100.1"))
         }
-        do {
-            try await app.waitFor("AvailabilityChanged(false)", timeout: .seconds(20)) {
-                app.signals.contains {
-                    $0.member == "AvailabilityChanged" && $0.path == client && $0.arguments().first == .boolean(false)
-                }
+    }
+
+    @Test func noIPGuessWhileTrafficGoesThroughATunnel() async throws {
+        try await withCityClientInNamespace { namespace, rig, app, client in
+            // A VPN as OpenVPN routes one: a tun device and two half routes, the default route left as it was.
+            _ = try await onOwnThread {
+                try namespace.ip(["tuntap", "add", "dev", "tun0", "mode", "tun"])
+                try namespace.ip(["address", "add", "10.9.0.2/24", "dev", "tun0"])
+                try namespace.ip(["link", "set", "tun0", "up"])
+                try namespace.ip(["route", "add", "0.0.0.0/1", "dev", "tun0"])
+                try namespace.ip(["route", "add", "128.0.0.0/1", "dev", "tun0"])
             }
-        } catch {
-            throw TestEnvironmentError("\(error)\n\(rig.harness.daemonLog)")
+            do {
+                try await app.waitFor("AvailabilityChanged(false)", timeout: .seconds(20)) {
+                    app.signals.contains {
+                        $0.member == "AvailabilityChanged" && $0.path == client
+                            && $0.arguments().first == .boolean(false)
+                    }
+                }
+            } catch {
+                throw TestEnvironmentError("\(error)\n\(rig.harness.daemonLog)")
+            }
+            #expect(rig.harness.daemonLog.contains("goes through a tunnel"), "\(rig.harness.daemonLog)")
+            #expect(try await rig.provider("ip", app).details["reason"] == .string("vpn"))
+            #expect(try rig.server.requests.count == 1)
+            // The VPN goes: asked again at once, and the new network's answer served.
+            try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
+            _ = try await onOwnThread { try namespace.ip(["link", "delete", "tun0"]) }
+            let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
+            #expect(
+                abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5
+            )
+            #expect(try rig.server.requests.count == 2)
+            #expect(rig.harness.daemonLog.contains("no longer goes through a VPN; asking again"))
         }
-        #expect(rig.harness.daemonLog.contains("goes through a tunnel"), "\(rig.harness.daemonLog)")
-        #expect(try await rig.provider("ip", app).details["reason"] == .string("vpn"))
-        #expect(try rig.server.requests.count == 1)
-        // The VPN goes: asked again at once, and the new network's answer served.
-        try rig.server.setLocation(latitude: 48.1, longitude: 11.6, accuracy: 25000)
-        _ = try await onOwnThread { try namespace.ip(["link", "delete", "tun0"]) }
-        let second = try await app.waitForUpdates(2, timeout: .seconds(20))[1]
-        #expect(
-            abs(try await app.get(second.new, GeoClueTestClient.locationInterface, "Latitude").double! - 48.1) < 0.5)
-        #expect(try rig.server.requests.count == 2)
-        #expect(rig.harness.daemonLog.contains("no longer goes through a VPN; asking again"))
     }
 
     @Test func ipPositioningServesCityClientsLabelledAsSuch() async throws {

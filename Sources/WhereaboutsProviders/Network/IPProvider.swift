@@ -48,7 +48,7 @@ public final class IPProvider: LocationProvider {
     /// `[ip] through-vpn=`: look up even while traffic goes through a tunnel.
     private let asksThroughTunnels: Bool
     /// Traffic to the Internet goes through a tunnel, and no lookup is made meanwhile.
-    private var heldByTunnel = false
+    private var heldByTunnel: Bool { !asksThroughTunnels && network?.throughTunnel == true }
 
     /// A provider asking `url` through `transport`; `accuracy` (`[ip] accuracy=`) replaces the server's radius;
     /// `network`, when given, says when the machine changes networks and when its traffic goes through a tunnel,
@@ -125,8 +125,7 @@ public final class IPProvider: LocationProvider {
 
     /// Traffic started or stopped going through a tunnel: no lookup meanwhile, and one at once after.
     private func tunnelChanged(_ through: Bool) {
-        guard !asksThroughTunnels, through != heldByTunnel else { return }
-        heldByTunnel = through
+        guard !asksThroughTunnels else { return }
         answer = nil
         if let timer { timers.cancelTimer(timer) }
         timer = nil
