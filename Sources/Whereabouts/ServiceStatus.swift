@@ -13,7 +13,8 @@ public struct ServiceStatus: Sendable {
         public var running: Bool
         /// Texts by name: `backend`, `reason`, `last-outcome`, `last-source`, `last-message`.
         public var texts: [String: String]
-        /// Counts by name: `requests`, `submissions`, `cached-answers`, `learned-places`.
+        /// Counts by name: `requests`, `submissions`, `cached-answers`, `learned-places`, `disputed-answers`,
+        /// `moving-networks-left-out`.
         public var counts: [String: UInt32]
         /// Times by name, in Unix milliseconds: `last-lookup`.
         public var times: [String: UInt64]

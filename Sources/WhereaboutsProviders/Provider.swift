@@ -32,6 +32,12 @@ public protocol LocationProvider: AnyObject {
     /// Whether `Providers` lists it as available: by default, while ``availableLevel`` is not `.none`; a provider
     /// that gives no positions (the compass) says so itself.
     var isAvailable: Bool { get }
+    /// The position it holds now, against which the fusion rule checks the other sources' answers
+    /// (``SourceAgreement``): the serving cells' answer, which stands as long as the cells do; nil by default.
+    var standingFix: Fix? { get }
+    /// Told that the fusion rule does not serve `disagreement.disputed`, one of its fixes, or stopped serving it:
+    /// a better-placed source contradicts it (``SourceAgreement``). Wi-Fi forgets the answer.
+    func answerDisputed(_ disagreement: Disagreement)
 }
 
 /// A provider that sees satellites: a GNSS receiver, whose sky `io.github.whereabouts1.Client.Satellites` shows.
@@ -47,13 +53,16 @@ extension LocationProvider {
     public var unavailabilityReason: String? { nil }
     public var details: [String: ProviderDetail] { [:] }
     public var isAvailable: Bool { availableLevel != .none }
+    public var standingFix: Fix? { nil }
+    public func answerDisputed(_ disagreement: Disagreement) {}
 }
 
 /// The providers the daemon runs, started and stopped by demand, their fixes merged by one rule.
 ///
 /// A provider runs while some active client is served at or above its ``LocationProvider/minimumClientLevel``.
-/// Its fixes pass through a ``FixSelector`` (the fusion rule, documented there) before reaching the service. The
-/// service's `AvailableAccuracyLevel` is the best level among the providers.
+/// Its fixes pass through a ``FixSelector`` (the fusion rule, documented there) before reaching the service; a fix
+/// the rule disputes is logged once and its provider told. The service's `AvailableAccuracyLevel` is the best level
+/// among the providers.
 ///
 /// A simulation (``simulate(_:)``) takes the place of every provider until it ends: while it runs, the providers
 /// are stopped and only its fixes reach the service. Unlike a provider it plays whether or not a client needs it,
@@ -69,6 +78,7 @@ public final class ProviderSet {
     private var simulation: (any LocationProvider)?
     private var selector: FixSelector
     private let clock: any WhereaboutsCore.Clock
+    private let logger: any Logger
     /// The latest sky of each running receiver.
     private var skies: [ObjectIdentifier: [Satellite]] = [:]
 
@@ -79,9 +89,11 @@ public final class ProviderSet {
     /// Called with every satellite the running receivers see, by constellation and id, when that changes.
     public var onSky: (@BusActor ([Satellite]) -> Void)?
 
-    public init(_ providers: [any LocationProvider], clock: any WhereaboutsCore.Clock) {
+    /// The set of `providers`, logging the disagreements of their sources to `logger`.
+    public init(_ providers: [any LocationProvider], clock: any WhereaboutsCore.Clock, logger: any Logger) {
         self.providers = providers
         self.clock = clock
+        self.logger = logger
         selector = FixSelector()
         for provider in providers { connect(provider) }
     }
@@ -99,7 +111,9 @@ public final class ProviderSet {
         let id = ObjectIdentifier(provider)
         provider.onFix = { [weak self] fix in
             guard let self, self.running.contains(id) else { return }
-            if self.selector.offer(fix, now: self.clock.monotonicNow) { self.onFix?(fix) }
+            let decision = self.selector.offer(fix, now: self.clock.monotonicNow, standing: self.standingFixes)
+            if let disagreement = decision.disagreement { self.disputed(disagreement) }
+            if decision.accepted { self.onFix?(fix) }
         }
         if let receiver = provider as? any SkyReporting {
             receiver.onSky = { [weak self] satellites in
@@ -206,6 +220,30 @@ public final class ProviderSet {
                 if skies.removeValue(forKey: id) != nil { skyChanged() }
             }
         }
+    }
+
+    /// The positions the running providers hold now.
+    private var standingFixes: [Fix] {
+        providers.compactMap { running.contains(ObjectIdentifier($0)) ? $0.standingFix : nil }
+    }
+
+    /// Logs a disagreement the first time, and tells the disputed fix's provider.
+    private func disputed(_ disagreement: Disagreement) {
+        let disputed = disagreement.disputed
+        if disagreement.isNew {
+            let reference = disagreement.reference
+            logger.notice(
+                "fusion: \(disputed.provider.rawValue) (\(disputed.description), ±\(Int(disputed.horizontalAccuracy)) m) "
+                    + "is \(kilometres(disagreement.distance)) from \(reference.provider.rawValue) "
+                    + "(\(reference.description), ±\(Int(reference.horizontalAccuracy)) m), farther than their "
+                    + "accuracies and travel allow (\(kilometres(disagreement.allowed))): not served")
+        }
+        for provider in providers where provider.kind == disputed.provider { provider.answerDisputed(disagreement) }
+    }
+
+    private func kilometres(_ metres: Double) -> String {
+        let tenths = Int((metres / 100).rounded())
+        return "\(tenths / 10).\(tenths % 10) km"
     }
 
     private func skyChanged() {

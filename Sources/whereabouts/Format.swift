@@ -226,6 +226,9 @@ enum Format {
             text +=
                 "  known on this machine: \(answers) cached answer\(answers == 1 ? "" : "s"), \(learned) learned place\(learned == 1 ? "" : "s")\n"
         }
+        if let disputed = provider.counts["disputed-answers"], disputed > 0 {
+            text += "  not served: \(disputed) answer\(disputed == 1 ? "" : "s") a better-placed source contradicted\n"
+        }
         if let time = provider.times["last-lookup"], let outcome = provider.texts["last-outcome"] {
             text += "  last lookup: \(isoTime(Int64(time) * 1000)), \(outcome)"
             if let source = provider.texts["last-source"] { text += " from \(source)" }

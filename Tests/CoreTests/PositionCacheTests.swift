@@ -44,6 +44,11 @@ private final class CacheUnderTest {
     }
 
     func prune(now: WallTime) { cache.prune(now: now) }
+
+    @discardableResult
+    func forget(_ usable: [AccessPoint], latitude: Double, longitude: Double) -> Bool {
+        cache.forget(usable, latitude: latitude, longitude: longitude)
+    }
 }
 
 @Suite("Position cache: lookups")
@@ -135,6 +140,22 @@ struct PositionCacheLookupTests {
         cache.store(latitude: 10, longitude: 10, accuracy: 20, for: scan(1...6), now: WiFiFixtures.wall())
         cache.store(latitude: 20, longitude: 20, accuracy: 20, for: scan(3...8), now: WiFiFixtures.wall())
         #expect(cache.count == 2)
+    }
+
+    @Test func aDisputedAnswerIsForgottenAndOnlyIt() throws {
+        let cache = CacheUnderTest()
+        cache.store(latitude: 10, longitude: 10, accuracy: 20, for: scan(1...6), now: WiFiFixtures.wall())
+        cache.learn(latitude: 20, longitude: 20, accuracy: 10, scan: scan(3...8), now: WiFiFixtures.wall())
+        cache.store(latitude: 30, longitude: 30, accuracy: 20, for: scan(21...28), now: WiFiFixtures.wall())
+        // Another position than the one the scan is answered with forgets nothing.
+        #expect(!cache.forget(scan(1...6), latitude: 10, longitude: 10.5))
+        #expect(cache.forget(scan(1...6), latitude: 10, longitude: 10))
+        #expect(cache.count == 2)
+        // A learned place that the scan hits goes the same way.
+        #expect(try #require(cache.lookup(scan(1...6), now: WiFiFixtures.wall(1))).latitude == 20)
+        #expect(cache.forget(scan(1...6), latitude: 20, longitude: 20))
+        #expect(cache.lookup(scan(1...6), now: WiFiFixtures.wall(2)) == nil)
+        #expect(cache.entries.map(\.latitude) == [30])
     }
 
     @Test func aNewerAnswerForTheSamePlaceReplacesTheOld() throws {

@@ -1,4 +1,5 @@
 import Loop
+import TestBasics
 import Testing
 import WhereaboutsCore
 import WhereaboutsProviders
@@ -10,7 +11,7 @@ struct ProviderSetTests {
         let clock = ManualClock()
         let real = HandProvider(.static)
         let simulated = HandProvider(.replay)
-        let set = ProviderSet([real], clock: clock)
+        let set = ProviderSet([real], clock: clock, logger: SilentLogger())
         var delivered: [Double] = []
         set.onFix = { delivered.append($0.latitude) }
         set.setDemand(.exact)
@@ -39,7 +40,7 @@ struct ProviderSetTests {
         let clock = ManualClock()
         let first = HandProvider(.replay)
         let second = HandProvider(.replay)
-        let set = ProviderSet([], clock: clock)
+        let set = ProviderSet([], clock: clock, logger: SilentLogger())
         set.simulate(first)
         set.simulate(second)
         #expect(!first.isRunning && second.isRunning)

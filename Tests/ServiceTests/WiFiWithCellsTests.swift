@@ -8,7 +8,7 @@ import Testing
 /// Wi-Fi and cells both on: one query carries the access points and the modem's serving cell. An answer finer
 /// than a cell's is the Wi-Fi fix, and no query of the cell alone follows; one as coarse as a cell's is the cell's
 /// answer, served as the cell fix and kept in the `cells` file, so a restarted daemon neither sends the cell again
-/// nor asks for it.
+/// nor asks for it. A Wi-Fi answer the cells' answer contradicts is neither served nor kept.
 @Suite("Wi-Fi lookups carrying the serving cells, end to end", .serialized)
 @BusActor
 struct WiFiWithCellsTests {
@@ -120,5 +120,65 @@ struct WiFiWithCellsTests {
         #expect(sent.count == 2 && sent.last?.towers == [], "the known cell was sent again: \(sent)")
         let cellRow = try await app.providerRow("cell")
         #expect(cellRow.details["requests"] == .uint32(0) && cellRow.details["carried-by-wifi"] == .uint32(0))
+    }
+
+    /// Three access points the home scan does not share, the first of them `byte` in their last address byte.
+    private static func elsewhere(_ byte: UInt8) -> [WPASupplicantMock.BSS] {
+        var scan: [WPASupplicantMock.BSS] = []
+        for index in 0..<3 {
+            let address: [UInt8] = [0x00, 0x44, 0x55, 0x66, 0x77, byte + UInt8(index)]
+            scan.append(.init(bssid: address, ssid: "shop \(byte)", signal: Int16(-50 - 5 * index)))
+        }
+        return scan
+    }
+
+    @Test func aWiFiAnswerFortyKilometresFromTheCellsAnswerIsNeitherServedNorKept() async throws {
+        let (rig, mm) = try await launchedRig()
+        defer {
+            rig.stop()
+            mm.stop()
+        }
+        let server = rig.server
+        // The first query carries the cell and is answered as coarsely as a cell: the cells' answer, ± 2 km.
+        try await onOwnThread { try server.setLocation(latitude: 52.52, longitude: 13.41, accuracy: 2000) }
+        let app = try await GeoClueTestClient(bus: rig.bus)
+        defer { app.close() }
+        try await app.waitForProviderRow("cell", "the modem seen") { $0.available }
+        _ = try await app.startedClient(level: 8)
+        try await app.waitFor("the cell fix", timeout: .seconds(15)) { !app.locationUpdates.isEmpty }
+        let cellUpdates = app.locationUpdates.count
+        // A bad cluster in the database: 40 km north, at ± 30 m.
+        try await onOwnThread { try server.setLocation(latitude: 52.88, longitude: 13.41, accuracy: 30) }
+        for (scan, disputes) in [(Self.elsewhere(0x10), 1), (Self.elsewhere(0x20), 2)] {
+            try rig.wpa?.setScanResults("wlan0", scan)
+            let row = try await app.waitForProviderRow("wifi", "answer \(disputes) disputed", timeout: .seconds(40)) {
+                $0.details["disputed-answers"] == .uint32(UInt32(disputes))
+            }
+            #expect(row.details["last-outcome"] == .string("disputed"), "\(row)")
+        }
+        #expect(app.locationUpdates.count == cellUpdates)
+        #expect(try await app.latestLocation()?["Description"] == .string("Cell towers"))
+        let sent = try await queries(rig)
+        #expect(sent.count == 3 && sent.dropFirst().allSatisfy { $0.towers.isEmpty }, "\(sent)")
+        let fusionLines = rig.harness.daemonLog.split(separator: "\n").filter { $0.contains("fusion: ") }
+        #expect(fusionLines.count == 1, "logged once: \(fusionLines)")
+        #expect(
+            fusionLines.first?.contains("wifi (WiFi, ±30 m) is 40.0 km from cell (Cell towers, ±2000 m)") == true,
+            "\(fusionLines)")
+        // An answer the cells allow is served and kept; the disputed ones never were.
+        try await onOwnThread { try server.setLocation(latitude: 52.525, longitude: 13.41, accuracy: 30) }
+        try rig.wpa?.setScanResults("wlan0", NetworkPositioningRig.home)
+        try await app.waitFor("the Wi-Fi fix near the cells", timeout: .seconds(40)) {
+            app.locationUpdates.count > cellUpdates
+        }
+        #expect(try await app.latestLocation()?["Description"] == .string("WiFi"))
+        let positions = rig.harness.file("positions")
+        let kept = try await onOwnThread {
+            try Wait.until("the answer near the cells kept", timeout: 10) {
+                (try? String(contentsOf: positions, encoding: .utf8))?.contains("52.525") == true
+            }
+            return try String(contentsOf: positions, encoding: .utf8)
+        }
+        #expect(!kept.contains("52.88"), "\(kept)")
     }
 }

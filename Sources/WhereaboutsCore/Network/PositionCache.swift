@@ -175,6 +175,17 @@ public struct PositionCache: Sendable {
             latitude: latitude, longitude: longitude, accuracy: accuracy, origin: .learned, scan: scan, now: now)
     }
 
+    /// Forgets the entries that `usable` hits and that place it at `latitude`, `longitude`: an answer the fusion
+    /// rule found contradicted by a better-placed source (``SourceAgreement``). True when one went.
+    @discardableResult
+    public mutating func forget(_ usable: [AccessPoint], latitude: Double, longitude: Double) -> Bool {
+        let placing = hits(for: PositionCache.profile(usable.map(\.sighting))).map(\.number).filter {
+            slots[$0]?.entry.latitude == latitude && slots[$0]?.entry.longitude == longitude
+        }
+        for number in placing { remove(number) }
+        return !placing.isEmpty
+    }
+
     /// Drops the entries that are past their age at `now`.
     public mutating func prune(now: WallTime) {
         for (number, slot) in slots where PositionCache.isExpired(slot.entry, now: now) { remove(number) }

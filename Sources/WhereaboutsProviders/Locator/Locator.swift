@@ -43,7 +43,7 @@ public final class Locator {
         clock: any WhereaboutsCore.Clock, timers: any TimerScheduler, watches: any DescriptorWatcher,
         logger: any Logger
     ) {
-        self.providers = ProviderSet(providers + (compass.map { [$0.source] } ?? []), clock: clock)
+        self.providers = ProviderSet(providers + (compass.map { [$0.source] } ?? []), clock: clock, logger: logger)
         learners = providers.compactMap { $0 as? any SatelliteFixLearner }
         headings = compass.map { HeadingStage(compass: $0.source, correction: $0.correction, logger: logger) }
         if let lookup = providers.lazy.compactMap({ $0 as? any CellCarryingLookup }).first,

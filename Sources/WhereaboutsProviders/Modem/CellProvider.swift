@@ -365,12 +365,22 @@ public final class CellProvider: LocationProvider, CarriedCells {
         }
     }
 
+    /// The current cells' answer while it stands and the provider runs: the fusion rule checks Wi-Fi's and IP
+    /// positioning's answers against it (``SourceAgreement``).
+    public var standingFix: Fix? {
+        guard started, let answer = currentAnswer else { return nil }
+        return fix(answer)
+    }
+
     private func deliver(_ answer: CellAnswerCache.Entry) {
         guard started else { return }
-        onFix?(
-            Fix(
-                latitude: answer.latitude, longitude: answer.longitude, horizontalAccuracy: answer.accuracy,
-                timestamp: clock.wallNow, provider: .cell, description: "Cell towers"))
+        onFix?(fix(answer))
+    }
+
+    private func fix(_ answer: CellAnswerCache.Entry) -> Fix {
+        Fix(
+            latitude: answer.latitude, longitude: answer.longitude, horizontalAccuracy: answer.accuracy,
+            timestamp: clock.wallNow, provider: .cell, description: "Cell towers")
     }
 
 }

@@ -10,7 +10,7 @@ import WhereaboutsCore
 /// ``coarseScanInterval`` otherwise, and not at all while stopped.
 ///
 /// **What leaves the machine.** Only what ``AccessPointSelection`` keeps (no hidden, `_nomap` or `_optout`
-/// networks, no locally administered addresses), only with at least two of them, only each access point's
+/// networks, no networks that travel with their users), only with at least two of them, only each access point's
 /// address and signal, with `considerIp` and every fallback off, so that a guess from the IP address is never
 /// taken for a Wi-Fi fix; and only when neither the cache nor a learned place knows the scan and the scan differs
 /// enough from the one last asked about (``QueryThrottle``). After a failure ``LookupBackoff`` spaces the tries.
@@ -18,6 +18,11 @@ import WhereaboutsCore
 /// **Offline.** Answers are kept in the ``PositionCache`` (saved beside the grants), and while a satellite fix
 /// better than 50 m is at hand the access points seen there are remembered in it too, so known places are
 /// located with no request at all, after a restart and with the network down.
+///
+/// **Disputed answers.** An answer the fusion rule finds contradicted by a better-placed source (a recent satellite
+/// fix, the serving cells' answer: ``SourceAgreement``) is not served; this provider then forgets it (an answer
+/// just received is not kept, a cached or learned one is removed), does not offer it again, and does not ask about
+/// the same access points again until the scan changes as much as a new lookup needs (``QueryThrottle``).
 ///
 /// **Availability.** Street level while a wireless interface exists and the service can be used, or while the
 /// current scan is known to the cache; otherwise none, with the reason (`no-wifi`, `service-unreachable`,
@@ -82,10 +87,15 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
     private var movingLeftOut = 0
     /// The last scan would have been looked up but for the networks travelling with their users.
     private var onlyMovingNetworks = false
+    /// The answers the fusion rule disputed: `disputed-answers` in `Providers`.
+    private var disputes: UInt32 = 0
+    /// The scan whose answer the fusion rule disputed while it was being delivered, so that it is not kept.
+    private var disputedScan: [AccessPoint]?
     private var pendingSave: ScheduledTimer?
     private var lastScan: (usable: [AccessPoint], at: MonotonicTime)?
     private var lastSatelliteFix: (fix: Fix, at: MonotonicTime)?
-    private var lastDelivered: (fix: Fix, at: MonotonicTime)?
+    /// The fix last offered, when, and the scan it places.
+    private var lastDelivered: (fix: Fix, at: MonotonicTime, scan: [AccessPoint])?
 
     /// A provider scanning with `scanner` and asking the geolocate `url` through `transport` about the access points
     /// `selection` keeps; `loadCache` reads what was saved before (at the first start), and `saveCache` keeps it
@@ -137,6 +147,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         if let reason = unavailabilityReason { details["reason"] = .text(reason) }
         if let submitter { details["submissions"] = .count(submitter.submissions) }
         if selection.movingNetworks != nil { details["moving-networks-left-out"] = .count(UInt32(movingLeftOut)) }
+        details["disputed-answers"] = .count(disputes)
         if cache.isLoaded {
             details["learned-places"] = .count(UInt32(cache.contents.count(of: .learned)))
             details["cached-answers"] = .count(UInt32(cache.contents.count(of: .network)))
@@ -181,7 +192,25 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         lastDelivered = nil
         deliver(
             latitude: last.fix.latitude, longitude: last.fix.longitude, accuracy: last.fix.horizontalAccuracy,
-            description: last.fix.description)
+            description: last.fix.description, for: last.scan)
+    }
+
+    /// Forgets an answer the fusion rule disputed (``SourceAgreement``): the fix last offered, or the one being
+    /// offered now.
+    public func answerDisputed(_ disagreement: Disagreement) {
+        guard let last = lastDelivered, last.fix == disagreement.disputed else { return }
+        let availableBefore = availableLevel
+        lastDelivered = nil
+        disputedScan = last.scan
+        disputes &+= 1
+        if lastScan?.usable == last.scan { currentScanKnown = false }
+        if cache.contents.forget(last.scan, latitude: last.fix.latitude, longitude: last.fix.longitude) { saveNow() }
+        let reference = disagreement.reference
+        record.ended(
+            at: clock.wallNow, "disputed",
+            message: "\(Int(disagreement.distance.rounded())) m from \(reference.provider.rawValue)'s position, "
+                + "±\(Int(reference.horizontalAccuracy.rounded())) m; not served, not kept")
+        if availableLevel != availableBefore { onAvailabilityChanged?() }
     }
 
     private var scanInterval: Duration { demand >= .street ? Self.streetScanInterval : Self.coarseScanInterval }
@@ -249,7 +278,9 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
                 up: usable,
                 outcome: .position(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy),
                 now: now)
-            deliver(latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy, source: source)
+            deliver(
+                latitude: known.latitude, longitude: known.longitude, accuracy: known.accuracy, source: source,
+                for: usable)
             return
         }
         currentScanKnown = false
@@ -363,13 +394,19 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         switch outcome {
         case .position(let latitude, let longitude, let accuracy):
             record.ended(at: clock.wallNow, summary.outcome, source: "network")
-            cache.contents.store(
-                latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
-            saveNow()
+            disputedScan = nil
             // Delivered only for the scan still current: an answer for a place left meanwhile is kept, not shown.
             if started, lastScan?.usable == usable {
                 currentScanKnown = true
-                deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, source: "network")
+                deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, source: "network", for: usable)
+            }
+            // Kept unless the fusion rule disputed it as it was delivered.
+            if disputedScan == usable {
+                disputedScan = nil
+            } else {
+                cache.contents.store(
+                    latitude: latitude, longitude: longitude, accuracy: accuracy, for: usable, now: clock.wallNow)
+                saveNow()
             }
         case .notFound:
             record.ended(at: clock.wallNow, summary.outcome, source: "network")
@@ -389,17 +426,21 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         return outcome
     }
 
-    private func deliver(latitude: Double, longitude: Double, accuracy: Double, source: String) {
+    private func deliver(
+        latitude: Double, longitude: Double, accuracy: Double, source: String, for scan: [AccessPoint]
+    ) {
         let description =
             switch source {
             case "learned": "WiFi (a place learned on this machine)"
             case "cache": "WiFi (cached)"
             default: "WiFi"
             }
-        deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, description: description)
+        deliver(latitude: latitude, longitude: longitude, accuracy: accuracy, description: description, for: scan)
     }
 
-    private func deliver(latitude: Double, longitude: Double, accuracy: Double, description: String) {
+    private func deliver(
+        latitude: Double, longitude: Double, accuracy: Double, description: String, for scan: [AccessPoint]
+    ) {
         guard started else { return }
         let now = clock.monotonicNow
         let fix = Fix(
@@ -411,7 +452,7 @@ public final class WiFiProvider: LocationProvider, SatelliteFixLearner, CellCarr
         {
             return
         }
-        lastDelivered = (fix, now)
+        lastDelivered = (fix, now, scan)
         onFix?(fix)
     }
 
