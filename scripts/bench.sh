@@ -5,7 +5,7 @@
 # user with its package's polkit rules; about 5 minutes), a modem receiver's first fix with predicted orbits and
 # without beside GeoClue's (the ModemManager stand-in's receiver; about 6 minutes) and what the satellites in view
 # cost on the bus (about 2 minutes), wbnet for network positioning (both services: GeoClue's
-# Wi-Fi source run on the same scans, about 13 minutes) and wbload for both services, each with a real polkitd and
+# Wi-Fi source run on the same scans, about 13 minutes, then each service's CPU per scan, about 8) and wbload for both services, each with a real polkitd and
 # the package's policy, and prints the table and the JSON; both are kept in build/bench/.
 # Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
 # Last, wbload --regions: whereaboutsd's CPU per fix with 10,000 regions against none, and memory per region
@@ -47,6 +47,7 @@ echo "bench: what the satellites in view cost (wbbench --sky)..." >&2
 echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --trials 50 | tee "$out/wbnet.txt" >&2
 "$bin/wbnet" --filters | tee "$out/wbnet-filters.txt" >&2
+"$bin/wbnet" --scan-cpu | tee "$out/wbnet-scan-cpu.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"
 echo "bench: what one user's attacks do to another user's GetClient (wbload --attacks)..." >&2

@@ -125,8 +125,8 @@ struct CPUMeter: Sendable {
     /// Their CPU seconds so far.
     func read() -> CPU {
         CPU(
-            service: ProcessFigures.cpuSeconds(service), load: load.map(ProcessFigures.cpuSeconds).reduce(0, +),
-            bus: ProcessFigures.cpuSeconds(bus), polkit: polkit.map(ProcessFigures.cpuSeconds) ?? 0)
+            service: Machine.cpuSeconds(service), load: load.map(Machine.cpuSeconds).reduce(0, +),
+            bus: Machine.cpuSeconds(bus), polkit: polkit.map(Machine.cpuSeconds) ?? 0)
     }
 
     /// The CPU seconds each used since `start`.

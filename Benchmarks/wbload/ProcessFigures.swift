@@ -22,17 +22,6 @@ enum ProcessFigures {
             privateKiB: kibibytes(rollup, "Private_Clean:") + kibibytes(rollup, "Private_Dirty:"))
     }
 
-    /// The CPU time `pid` has used, user and system (utime + stime of /proc/PID/stat), in seconds.
-    static func cpuSeconds(_ pid: pid_t) -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        // Fields after "pid (comm)": state is the first, utime the 12th, stime the 13th.
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
     /// The wall clock now, in seconds since the Unix epoch (what bash's `$EPOCHREALTIME` shows).
     static func wallSeconds() -> Double {
         var now = timespec()

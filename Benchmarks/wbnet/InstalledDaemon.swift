@@ -16,8 +16,8 @@ final class InstalledDaemon: @unchecked Sendable {
     let daemon: DaemonHarness
 
     /// Starts everything, the daemon asking `url` and trusting `authority`; `network` false turns network
-    /// positioning off.
-    init(url: String, authority: TestCertificateAuthority, network: Bool = true) throws {
+    /// positioning off; `wifi` is added to the `[wifi]` group.
+    init(url: String, authority: TestCertificateAuthority, network: Bool = true, wifi: String = "") throws {
         authorisation = try InstalledAuthorisation(app: Self.app, extraPolicy: WPASupplicantMock.busPolicy)
         wpa = try WPASupplicantMock(bus: authorisation.bus, interfaces: ["wlan0"], scanDelay: 1)
         let config = """
@@ -27,6 +27,7 @@ final class InstalledDaemon: @unchecked Sendable {
             [wifi]
             enable=true
             url=\(url)
+            \(wifi)
             """
         daemon = try DaemonHarness(config: config, polkit: true, bus: authorisation.bus)
         try daemon.startDaemon()

@@ -9,14 +9,16 @@ struct BenchOptions {
     var seed: UInt64 = 1
     /// `--filters`: measure what the access point filters cost per scan (``ScanFilters``) instead.
     var filters = false
+    /// `--scan-cpu`: measure each service's CPU per scan, as installed (``ScanCPU``) instead.
+    var scanCPU = false
 
     /// The options in `arguments`; prints the usage and exits 2 on anything else.
     static func parse(_ arguments: [String]) -> BenchOptions {
         var options = BenchOptions()
         var rest = arguments[...]
         while let flag = rest.popFirst() {
-            if flag == "--filters" {
-                options.filters = true
+            if flag == "--filters" || flag == "--scan-cpu" {
+                if flag == "--filters" { options.filters = true } else { options.scanCPU = true }
                 continue
             }
             let text = rest.popFirst() ?? ""
@@ -33,7 +35,7 @@ struct BenchOptions {
 
     private static func usage() -> Never {
         print(
-            "usage: wbnet [--filters] [--trials N (20)] [--scans N (360)] [--scan-seconds S (2, at least 1.5)] "
+            "usage: wbnet [--filters | --scan-cpu] [--trials N (20)] [--scans N (360)] [--scan-seconds S (2, at least 1.5)] "
                 + "[--seed N (1)]")
         exit(2)
     }
