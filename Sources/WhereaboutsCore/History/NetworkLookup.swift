@@ -80,3 +80,16 @@ public enum LookupOutcome: Sendable, Equatable {
         return nil
     }
 }
+
+extension LookupKind {
+    /// The provider that sends such requests; nil for a contribution, which the Wi-Fi provider sends from
+    /// satellite fixes.
+    public var provider: ProviderKind? {
+        switch self {
+        case .wifi: .wifi
+        case .cell: .cell
+        case .ip: .ip
+        case .submission: nil
+        }
+    }
+}
