@@ -116,8 +116,10 @@ extension GeoClueService {
                 app: configuration.isSystemApp(app) ? nil : app, started: client.active,
                 timeThreshold: client.life.thresholds.time)
             : nil
-        activity.set(contribution, of: client.id)
+        // First: setting the activity may start a provider whose fix reaches the client at once, ending a single
+        // request's use before this returns.
         history.clientChanged(client, user: peers.knownUser(of: client.owner))
+        activity.set(contribution, of: client.id)
     }
 
     // MARK: Held calls
