@@ -125,7 +125,7 @@ final class UsageHistory {
             running[id]?.use.started = now
             running[id]?.providers = []
         }
-        write(after: .zero)
+        writeNow()
     }
 
     /// Records every use going on as ended now and hands everything to the store, for a process about to end.
