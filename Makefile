@@ -113,7 +113,7 @@ bench:
 # (-DFUZZING, see Package.swift). One product per `swift build`: it builds only the last --product it is given. The
 # targets are among Package.swift's extras (WHEREABOUTS_EXTRAS=1).
 
-FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache cell-cache predicted-orbits routes regions identity
+FUZZ_TARGETS := nmea gpsd config grants static-location gpx dbus ichnaea position-cache cell-cache predicted-orbits routes regions history identity
 FUZZ_SECONDS ?= 60
 FUZZ_OUT     := .build/fuzz
 # SwiftPM's scratch folder holds an artifacts folder of its own, so it is not .build/fuzz, where the crashes go.

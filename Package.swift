@@ -172,6 +172,7 @@ let fuzzTargets: [(input: String, dependencies: [Target.Dependency])] = [
     ("predicted-orbits", ["WhereaboutsCore"]),
     ("routes", ["WhereaboutsCore"]),
     ("regions", ["WhereaboutsCore"]),
+    ("history", ["WhereaboutsCore"]),
     ("identity", ["WhereaboutsCore"]),
 ]
 if extras {

@@ -254,6 +254,7 @@ final class ClientObject: ExportedObject {
             }
             start.fail(startError(failure))
         case .answerRequests(let ids, let fix):
+            service.history.served(id, from: fix.provider)
             let answerPath = answers.add(fix, owner: owner, in: service, under: path, onExtendedRead: extendedRead).path
             for id in ids { requests.removeValue(forKey: id)?.reply([.objectPath(answerPath)]) }
         case .failRequests(let ids, let failure):
@@ -266,8 +267,12 @@ final class ClientObject: ExportedObject {
             service.connection.emitSignal(
                 path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
                 arguments: [.boolean(available), .string(reason)], destination: owner)
-        case .signal(let fix): signal(fix)
-        case .refresh(let fix): if let current = streamed.current { refresh(current, with: fix) }
+        case .signal(let fix):
+            service.history.served(id, from: fix.provider)
+            signal(fix)
+        case .refresh(let fix):
+            service.history.served(id, from: fix.provider)
+            if let current = streamed.current { refresh(current, with: fix) }
         case .updatesTimedOut:
             service.connection.emitSignal(
                 path: path, interface: Whereabouts.clientInterface, member: "UpdatesTimedOut", arguments: [],

@@ -71,6 +71,9 @@ public final class GeoClueService {
     /// The regions the apps watch.
     private(set) lazy var regions = RegionWatch(service: self, store: regionStore)
     private let regionStore: RegionStore?
+    /// Each user's history of location use.
+    private(set) lazy var history = UsageHistory(service: self, store: historyStore)
+    private let historyStore: HistoryStore?
     /// The satellites the receivers see, told to the clients that may see them.
     let sky: SkyBroadcast
     /// The calls held unanswered, counted against ``heldCallLimits``.
@@ -103,7 +106,8 @@ public final class GeoClueService {
     /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
-    /// `staticLocationFile` the location `SetStaticLocation` set and `regionStore` the regions the apps watch;
+    /// `staticLocationFile` the location `SetStaticLocation` set, `regionStore` the regions the apps watch and
+    /// `historyStore` the users' histories of location use;
     /// `readProcess` reads a caller's cgroups, which tell its sandbox, and its real user
     /// (``ProcessCgroup/read(pid:procRoot:)``; a test may give what it likes).
     public init(
@@ -111,6 +115,7 @@ public final class GeoClueService {
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
         staticLocationFile: StaticLocationOverrideFile? = nil, regionStore: RegionStore? = nil,
+        historyStore: HistoryStore? = nil,
         readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
             ProcessCgroup.read(pid: $0)
         }
@@ -131,6 +136,7 @@ public final class GeoClueService {
         self.servicesSwitch = servicesSwitch
         self.staticLocationFile = staticLocationFile
         self.regionStore = regionStore
+        self.historyStore = historyStore
         staticLocation = staticLocationFile?.load(now: clock.wallNow) { logger.error($0) }
         if let grantFile { grants = grantFile.load(now: clock.wallNow) { logger.error($0) } }
         if let servicesSwitch { servicesEnabled = servicesSwitch.load(now: clock.wallNow) { logger.error($0) } }
@@ -205,6 +211,7 @@ public final class GeoClueService {
             throw .failed("\(GeoClue.busName) is already owned by another process")
         }
         regions.start()
+        history.start()
     }
 
     /// The number of clients.

@@ -87,6 +87,10 @@ enum Whereabouts {
             MethodDescription("ClearStaticLocation"),
             MethodDescription("Simulate", inputs: [Argument("track", "s"), Argument("options", "a{sv}")]),
             MethodDescription("StopSimulation"),
+            MethodDescription(
+                "GetHistory", inputs: [Argument("all_users", "b"), Argument("since", "t")],
+                outputs: [Argument("uses", "a(usttubas)"), Argument("lookups", "a(utssuusdas)")]),
+            MethodDescription("ClearHistory", inputs: [Argument("uid", "u")]),
         ],
         properties: [
             PropertyDescription("LocationServicesEnabled", "b", .readwrite),

@@ -23,6 +23,10 @@ enum ManagerCall: Equatable {
     case simulate(SimulationRequest)
     /// `StopSimulation()`.
     case stopSimulation
+    /// `GetHistory(b all_users, t since)`, `since` in Unix milliseconds.
+    case getHistory(allUsers: Bool, since: WallTime)
+    /// `ClearHistory(u uid)`.
+    case clearHistory(uid: UInt32)
 
     /// The longest track `Simulate` takes, in bytes: 8 MiB.
     static let maximumTrackBytes = 8 << 20
@@ -57,6 +61,14 @@ enum ManagerCall: Equatable {
         case "ClearStaticLocation": self = .clearStaticLocation
         case "Simulate": self = .simulate(try SimulationRequest(track: arguments[0].string!, options: arguments[1]))
         case "StopSimulation": self = .stopSimulation
+        case "GetHistory":
+            let milliseconds = arguments[1].uint64!
+            guard milliseconds <= UInt64(Int64.max / 1000) else {
+                throw .invalidArgs("since must be at most \(Int64.max / 1000) milliseconds")
+            }
+            self = .getHistory(
+                allUsers: arguments[0].bool!, since: WallTime(microseconds: Int64(milliseconds) * 1000))
+        case "ClearHistory": self = .clearHistory(uid: arguments[0].uint32!)
         default: self = .addAgent(id: arguments[0].string!)
         }
     }

@@ -60,6 +60,12 @@ final class ManagerObject: ExportedObject {
         case .clearStaticLocation: return service.clearStaticLocation(call)
         case .simulate(let request): return try service.simulate(request, call)
         case .stopSimulation: return service.stopSimulation(call)
+        case .getHistory(let allUsers, let since):
+            service.getHistory(call, allUsers: allUsers, since: since)
+            return .later
+        case .clearHistory(let uid):
+            service.clearHistory(call, uid: uid)
+            return .later
         }
     }
 

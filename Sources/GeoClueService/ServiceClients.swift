@@ -9,6 +9,10 @@ extension GeoClueService {
     /// Hands the regions' states not yet written to their file, for a process about to end.
     public func saveRegionsNow() { regions.saveNow() }
 
+    /// Records the uses going on as ended and hands the histories not yet written to their files, for a process
+    /// about to end.
+    public func saveHistoryNow() { history.saveNow() }
+
     /// The clients of `app` run by `uid`: those a change of its authorisation concerns, whose connections also hear
     /// of the app's regions.
     func clients(of app: String, uid: UInt32) -> [ClientObject] {
@@ -48,6 +52,7 @@ extension GeoClueService {
     private func forget(_ client: ClientObject) {
         client.tearDown()
         activity.set(nil, of: client.id)
+        history.clientEnded(client.id)
     }
 
     /// Drops everything of a connection that left: its clients (in time linear in how many it owned), its agent,
@@ -111,6 +116,9 @@ extension GeoClueService {
                 app: configuration.isSystemApp(app) ? nil : app, started: client.active,
                 timeThreshold: client.life.thresholds.time)
             : nil
+        // First: setting the activity may start a provider whose fix reaches the client at once, ending a single
+        // request's use before this returns.
+        history.clientChanged(client, user: peers.knownUser(of: client.owner))
         activity.set(contribution, of: client.id)
     }
 

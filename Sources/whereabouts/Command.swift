@@ -6,7 +6,7 @@ import Whereabouts
 struct Command: Sendable {
     enum Verb: Sendable {
         case locate, watch, last, status, services, authorise, grants, revoke, replay, setLocation, clearLocation
-        case regionAdd, regionList, regionRemove, regionWatch, satellites
+        case regionAdd, regionList, regionRemove, regionWatch, satellites, history
     }
 
     var verb: Verb
@@ -39,6 +39,10 @@ struct Command: Sendable {
     var region: Region?
     /// `region remove ID`.
     var regionId: String?
+    /// `history --since`: Unix milliseconds.
+    var since: Int64 = 0
+    /// `history --clear`.
+    var clear = false
 
     static let usage = """
         Usage: whereabouts locate [--timeout SECONDS] [--max-age SECONDS] [OPTIONS]
@@ -50,6 +54,8 @@ struct Command: Sendable {
                whereabouts authorise [--always] [--approximate] [--check [--watch]] [OPTIONS]
                whereabouts grants [--all]
                whereabouts revoke APP [--uid UID]
+               whereabouts history [--since DURATION|DATE] [--all] [--json]
+               whereabouts history --clear [--uid UID]
                whereabouts replay FILE [--speed FACTOR] [--loop]
                whereabouts set-location LATITUDE LONGITUDE [--altitude METRES] [--radius METRES]
                whereabouts clear-location
@@ -75,6 +81,13 @@ struct Command: Sendable {
                  and with --watch every change of it too, until interrupted
         grants   list your stored decisions (--all: everyone's; needs the management authorisation)
         revoke   forget your decision about APP (--uid: another user's; needs the management authorisation)
+        history  print which apps used location in the last 7 days (when, at which level, approximate or not, from
+                 which providers; those going on last) and each request that left the machine for a positioning
+                 service (host, how many access points and cells it carried, its outcome, the apps that needed
+                 it); --since leaves out what ended before a DURATION ago (90s, 30m, 12h, 2d) or a DATE (local
+                 YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS]); --all prints every user's (needs the management
+                 authorisation); --json prints one object an entry; --clear forgets your record (--uid: another
+                 user's; needs the management authorisation)
         replay   play a recorded track (NMEA or GPX) in the place of every location source, its fixes marked
                  simulated, until it ends (--loop: until interrupted); --speed plays it faster (default 1);
                  needs the management authorisation
@@ -119,6 +132,7 @@ struct Command: Sendable {
         case "status": command = Command(verb: .status)
         case "authorise", "authorize": command = Command(verb: .authorise)
         case "grants": command = Command(verb: .grants)
+        case "history": command = Command(verb: .history)
         case "revoke":
             command = Command(verb: .revoke)
             guard arguments.count > 1, !arguments[1].hasPrefix("-") else { fail("revoke needs an app id") }
@@ -167,6 +181,8 @@ struct Command: Sendable {
             case "--check": command.checkOnly = true
             case "--watch": command.watchStatus = true
             case "--all": command.allUsers = true
+            case "--since": command.since = since(value())
+            case "--clear": command.clear = true
             case "--uid": command.uid = UInt32(seconds(option, value(), allowZero: true))
             case "--low-power": command.highAccuracy = false
             case "--desktop-id": command.desktopId = value()
@@ -241,6 +257,35 @@ struct Command: Sendable {
         return level
     }
 
+    /// `--since`'s value in Unix milliseconds: a duration ago (a number and `s`, `m`, `h` or `d`), or a local date
+    /// and time (`YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS`).
+    private static func since(_ text: String) -> Int64 {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
+        if let unit = text.last.flatMap({ units[$0] }), let count = Double(text.dropLast()), count.isFinite,
+            count >= 0
+        {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return Int64(now.tv_sec) * 1000 - Int64(min(count * unit, 1e12)) * 1000
+        }
+        let parts = text.split(whereSeparator: { $0 == "-" || $0 == "T" || $0 == ":" }).map { Int32($0) }
+        guard [3, 5, 6].contains(parts.count), parts.allSatisfy({ $0 != nil }) else {
+            fail("--since needs a duration (90s, 30m, 12h, 2d) or a date (YYYY-MM-DD[THH:MM[:SS]]), not '\(text)'")
+        }
+        let numbers = parts.map { $0! } + [0, 0, 0]
+        var date = tm()
+        date.tm_year = numbers[0] - 1900
+        date.tm_mon = numbers[1] - 1
+        date.tm_mday = numbers[2]
+        date.tm_hour = numbers[3]
+        date.tm_min = numbers[4]
+        date.tm_sec = numbers[5]
+        date.tm_isdst = -1
+        let seconds = mktime(&date)
+        guard seconds != -1 else { fail("--since: '\(text)' is no date") }
+        return Int64(seconds) * 1000
+    }
+
     private static func seconds(_ option: String, _ text: String, allowZero: Bool) -> Double {
         guard let value = Double(text), value.isFinite, value > 0 || (allowZero && value == 0) else {
             fail("\(option) needs a positive number, not '\(text)'")
@@ -304,6 +349,11 @@ struct Command: Sendable {
                     }
                 case .revoke:
                     try await manager.revokeGrant(app: app!, uid: uid ?? getuid())
+                case .history where clear:
+                    try await manager.clearHistory(uid: uid ?? getuid())
+                case .history:
+                    let history = try await manager.history(since: since, allUsers: allUsers)
+                    for line in json ? Format.json(history) : Format.lines(history, users: allUsers) { print(line) }
                 case .authorise where checkOnly && watchStatus:
                     await follow(manager.authorisationStatuses()) { print($0.rawValue) }
                 case .authorise:

@@ -60,24 +60,33 @@ enum Daemon {
         let regionStore = RegionStore(besideGrantsAt: authorisation.grantsPath) { failure in
             logger.error("regions: cannot save: \(failure)")
         }
+        let historyStore = HistoryStore(besideGrantsAt: authorisation.grantsPath) { failure in
+            logger.error("history: cannot save: \(failure)")
+        }
         let service = GeoClueService(
             connection: connection, configuration: configuration, clock: clock, timers: EventLoop.main, logger: logger,
             authoriser: authorisation.usesPolkit ? PolkitAuthority() : nil,
             grantFile: grantFile,
             servicesSwitch: ServicesSwitchFile(besideGrantsAt: authorisation.grantsPath),
             staticLocationFile: StaticLocationOverrideFile(besideGrantsAt: authorisation.grantsPath),
-            regionStore: regionStore)
+            regionStore: regionStore, historyStore: historyStore)
         Shutdown.flushBeforeExit {
             service.saveRegionsNow()
             regionStore.flush()
+        }
+        Shutdown.flushBeforeExit {
+            service.saveHistoryNow()
+            historyStore.flush()
         }
         // One routing socket, opened when a network provider first starts, tells them all of network changes.
         let networkChanges = NetworkChanges(
             source: NetlinkRouteSource(watches: EventLoop.main), timers: EventLoop.main, logger: logger)
         let network = NetworkPositioning.makeProviders(
-            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
+            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger,
+            reportLookup: { service.recordLookup($0) })
         let modem = ModemPositioning.makeProviders(
-            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger)
+            configuration, connection: connection, network: networkChanges, clock: clock, logger: logger,
+            reportLookup: { service.recordLookup($0) })
         let providers = makeProviders(configuration, clock: clock, logger: logger) + network + modem.providers
         if providers.isEmpty { logger.warning("no location source is enabled; clients will get no location") }
         let compass =

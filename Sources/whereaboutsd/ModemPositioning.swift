@@ -14,10 +14,11 @@ import WiFi
 enum ModemPositioning {
     /// The providers the configuration enables and the client they share (nil when none is enabled), which the
     /// daemon tells the exact clients' smallest `TimeThreshold`. Cell lookups ask `[wifi] url=` through a libcurl transport of their own, and only while
-    /// `[network]` allows it; their answers are kept in the file `cells` beside the grants.
+    /// `[network]` allows it; their answers are kept in the file `cells` beside the grants, and each request is
+    /// told to `reportLookup`.
     static func makeProviders(
         _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
-        clock: SystemClock, logger: any Logger
+        clock: SystemClock, logger: any Logger, reportLookup: @escaping @BusActor @Sendable (NetworkLookup) -> Void
     ) -> (providers: [any LocationProvider], client: ModemManagerClient?) {
         let modem = configuration.modem
         let network = configuration.network
@@ -44,7 +45,9 @@ enum ModemPositioning {
             providers.append(
                 CellProvider(
                     modems: client,
-                    transport: CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile),
+                    transport: ReportingTransport(
+                        CurlTransport(userAgent: NetworkPositioning.userAgent(), caFile: network.caFile), kind: .cell,
+                        clock: clock, report: reportLookup),
                     url: network.wifi.url, loadCache: { cacheFile.load(now: clock.wallNow) { logger.warning($0) } },
                     saveCache: { cacheFile.save($0) }, network: networkChanges, clock: clock, timers: EventLoop.main,
                     logger: logger))

@@ -11,10 +11,10 @@ import WiFi
 /// so that a daemon whose clients never need the network never loads it.
 @BusActor
 enum NetworkPositioning {
-    /// The Wi-Fi and IP providers the configuration enables.
+    /// The Wi-Fi and IP providers the configuration enables; each request they send is told to `reportLookup`.
     static func makeProviders(
         _ configuration: Configuration, connection: Connection, network networkChanges: NetworkChanges,
-        clock: SystemClock, logger: any Logger
+        clock: SystemClock, logger: any Logger, reportLookup: @escaping @BusActor @Sendable (NetworkLookup) -> Void
     ) -> [any LocationProvider] {
         let network = configuration.network
         if case .unsupported(let method) = network.ip.method, network.ip.enabled, network.enabled {
@@ -27,7 +27,8 @@ enum NetworkPositioning {
         // One transport (one thread, made at its first request) each for Wi-Fi, IP and contributing, so that a
         // hung request of one never holds another's in its queue.
         let agent = userAgent()
-        let transport = CurlTransport(userAgent: agent, caFile: network.caFile)
+        let transport = ReportingTransport(
+            CurlTransport(userAgent: agent, caFile: network.caFile), kind: .wifi, clock: clock, report: reportLookup)
         var providers: [any LocationProvider] = []
         if network.wifiEnabled {
             let cacheFile = PositionCacheFile(besideGrantsAt: configuration.authorisation.grantsPath) { failure in
@@ -38,7 +39,9 @@ enum NetworkPositioning {
                 network.submitsData
                 ? Geosubmitter(
                     url: network.wifi.submissionURL, nickname: network.wifi.submissionNick,
-                    transport: CurlTransport(userAgent: agent, caFile: network.caFile),
+                    transport: ReportingTransport(
+                        CurlTransport(userAgent: agent, caFile: network.caFile), kind: .submission, clock: clock,
+                        report: reportLookup),
                     clock: clock, logger: logger) : nil
             let provider = WiFiProvider(
                 scanner: WiFiScanner(connection: connection, clock: clock, timers: EventLoop.main, logger: logger),
@@ -56,7 +59,10 @@ enum NetworkPositioning {
         if network.ipEnabled {
             providers.append(
                 IPProvider(
-                    transport: CurlTransport(userAgent: agent, caFile: network.caFile), url: network.ipLocateURL,
+                    transport: ReportingTransport(
+                        CurlTransport(userAgent: agent, caFile: network.caFile), kind: .ip, clock: clock,
+                        report: reportLookup),
+                    url: network.ipLocateURL,
                     accuracy: network.ip.accuracy, network: networkChanges,
                     asksThroughTunnels: network.ip.asksThroughTunnels, clock: clock, timers: EventLoop.main,
                     logger: logger))
