@@ -10,7 +10,9 @@ import WhereaboutsStorage
 ///
 /// **Writing.** What is recorded is handed to the store ``writeDelay`` later, with whatever else is recorded
 /// meanwhile, off the bus thread (``HistoryStore``): an entry costs an appended line, and a user's file is written
-/// whole only past the book's margins. A stop records the running uses and writes everything first.
+/// whole only past the book's margins. When the last use ends it is handed over at once, so that an idle daemon has
+/// nothing left to do (a second later it hands its code pages back). A stop records the running uses and writes
+/// everything first.
 @BusActor
 final class UsageHistory {
     private unowned let service: GeoClueService
@@ -88,7 +90,7 @@ final class UsageHistory {
         guard let ended = running.removeValue(forKey: id) else { return }
         let now = service.clock.wallNow
         book.record(.use(ended.entry(stopped: now)), user: ended.user, now: now)
-        write(after: Self.writeDelay)
+        if running.isEmpty { writeNow() } else { write(after: Self.writeDelay) }
     }
 
     /// Records `lookup`, made by a provider that runs for clients served at `level` or finer, for each user whose
