@@ -33,7 +33,7 @@ final class BenchBus: @unchecked Sendable {
     let polkit: PolkitHarness
 
     init() throws {
-        bus = try PolkitHarness.makeBus()
+        bus = try PolkitHarness.makeBus(extraPolicy: BusMonitor.busPolicy)
         let packageRules = ProjectPaths.root.appendingPathComponent("polkit/io.github.whereabouts1.rules")
         do {
             polkit = try PolkitHarness(

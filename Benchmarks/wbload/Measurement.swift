@@ -94,6 +94,8 @@ struct Figures: Sendable {
     var soakCPU = CPU()
     var beforeChurn = Memory.zero
     var afterChurn = Memory.zero
+    /// The bus messages of a later client's life.
+    var life = LifeMessages()
 
     /// Service CPU per delivered `LocationUpdated`, microseconds.
     var cpuPerUpdate: Double { soakCPU.service / Double(max(soakUpdates, 1)) * 1e6 }
@@ -185,6 +187,10 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
     await pause(seconds: 2)
     figures.idle = ProcessFigures.memory(pid)
     log("\(kind.rawValue): idle RSS \(figures.idle.rss) KiB, private \(figures.idle.privateKiB) KiB")
+    figures.life = try await LifeMessages.count(on: bench, app: Contender.desktopId)
+    log(
+        "\(kind.rawValue): a client's life, \(figures.life.total) bus messages, \(figures.life.service) from the service"
+    )
 
     // One client keeps the receiver read, as a desktop with any location user does.
     let keeper = try await load.round(1, .own, desktopId: Contender.desktopId, timeout: 20)

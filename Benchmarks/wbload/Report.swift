@@ -77,6 +77,12 @@ struct Report {
             row(
                 "private, \(clients) active clients", { Double($0.withClients.privateKiB) / 1024 }, unit: "MiB",
                 target: 0.5),
+            row("bus messages, a later client's life", { Double($0.life.total) }, unit: "", digits: 0, target: 0.6),
+            row("  of them the client's own and the bus's", { Double($0.life.clients) }, unit: "", digits: 0),
+            row("  of them the service's signals", { Double($0.life.serviceSignals) }, unit: "", digits: 0),
+            row(
+                "  of them the service's calls and what they set off", { Double($0.life.serviceCalls) }, unit: "",
+                digits: 0),
         ]
         for size in Set([1, 100, 200, options.clients]).sorted() {
             let label = "first location, \(size) at once, own connections"
@@ -166,6 +172,10 @@ struct Report {
             services[kind.key] = [
                 "startup_ms": figures.startup, "startup_median_ms": Sample(figures.startup).median,
                 "idle": memory(figures.idle), "with_clients": memory(figures.withClients),
+                "life_messages": [
+                    "total": figures.life.total, "clients": figures.life.clients,
+                    "service_signals": figures.life.serviceSignals, "service_calls": figures.life.serviceCalls,
+                ],
                 "first_location": firstLocation,
                 "first_location_pooled": [
                     "p50_ms": figures.pooledFirstLocation.median, "p99_ms": figures.pooledFirstLocation.percentile(99),
