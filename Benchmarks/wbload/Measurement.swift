@@ -23,6 +23,13 @@ struct Options: Sendable {
     /// With `--regions`, only the regions bench runs (``measureRegions(on:_:)``), measuring this many fixes.
     var regions = false
     var fixes = 2000
+    /// With `--memory-steps`, only the memory steps run (``measureMemorySteps(on:_:)``), up to these client counts;
+    /// `--hold` waits that many seconds after each step, `--step-timeout` waits that long for a round's
+    /// fixes (a daemon under a heap profiler is slow), `--settle` waits that long before each reading.
+    var memorySteps: [Int] = []
+    var holdSeconds = 0
+    var stepTimeout = 60
+    var settleSeconds = 3.0
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
@@ -44,6 +51,10 @@ struct Options: Sendable {
             case "--output": options.output = text
             case "--gpsd-report": options.gpsdReport = text
             case "--fixes": options.fixes = number(text)
+            case "--memory-steps": options.memorySteps = text.split(separator: ",").map { number(String($0)) }
+            case "--hold": options.holdSeconds = number(text)
+            case "--step-timeout": options.stepTimeout = number(text)
+            case "--settle": options.settleSeconds = Double(number(text))
             case "--attacks":
                 options.attacks = true
                 options.attackSeconds = number(text)
@@ -68,7 +79,9 @@ struct Options: Sendable {
                 + " [--connections N (50), for the pooled round] [--load-processes N (10)] [--output DIR (build/bench)]"
                 + " [--gpsd-report WBBENCH-OUTPUT]"
                 + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]"
-                + " [--regions [--fixes N (2000)], alone: CPU per fix and memory per region with 10,000 regions]")
+                + " [--regions [--fixes N (2000)], alone: CPU per fix and memory per region with 10,000 regions]"
+                + " [--memory-steps N,N,… [--hold SECONDS] [--step-timeout SECONDS (60)] [--settle SECONDS (3)],"
+                + " alone: whereaboutsd's memory by kind of mapping as clients are added]")
         exit(2)
     }
 }

@@ -13,7 +13,8 @@
 // are printed next to the service's. `--attacks SECONDS` runs instead what one local user can keep doing to the
 // daemon (Tests/Clients/attack.py) with a probe user's GetClient timed during each (``Attack``); `--regions`
 // what geofencing costs: CPU per fix with 10,000 regions over 10 apps against none, and memory per region
-// (``measureRegions(on:_:)``).
+// (``measureRegions(on:_:)``); `--memory-steps 250,500,1000` whereaboutsd's memory by kind of mapping as clients
+// are added (``measureMemorySteps(on:_:)``).
 import Foundation
 import Glibc
 import TestSupport
@@ -26,6 +27,9 @@ Task.detached {
         defer { bench.stop() }
         if options.attacks {
             try finish(attackTable(try await measureAttacks(on: bench, options), options), "attacks.txt", bench)
+        }
+        if !options.memorySteps.isEmpty {
+            try finish(try await measureMemorySteps(on: bench, options), "memory-steps.txt", bench)
         }
         if options.regions {
             try finish(regionTable(try await measureRegions(on: bench, options)), "regions.txt", bench)
