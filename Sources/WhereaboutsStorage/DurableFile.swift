@@ -46,18 +46,10 @@ public struct DurableFile: Sendable {
         var fd = open(temporary, flags, 0o600)
         if fd < 0 && errno == EEXIST && unlink(temporary) == 0 { fd = open(temporary, flags, 0o600) }
         guard fd >= 0 else { throw Failure(operation: "create", path: temporary, code: errno) }
-        var bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw Failure(operation: "write", path: temporary, code: code)
-            }
-            written += count
+        if let code = Self.writeAll(text, to: fd) {
+            close(fd)
+            unlink(temporary)
+            throw Failure(operation: "write", path: temporary, code: code)
         }
         if fsync(fd) != 0 {
             let code = errno
@@ -72,6 +64,37 @@ public struct DurableFile: Sendable {
             throw Failure(operation: "rename", path: temporary, code: code)
         }
         Self.syncFolder(of: path)
+    }
+
+    /// Appends `text` to the file and flushes it to disk (a user's history, which grows by lines). Nothing but an
+    /// existing regular file is written: no link is followed, nothing is made, and a FIFO or device is refused once
+    /// opened, without blocking.
+    public func append(_ text: String) throws(Failure) {
+        let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(operation: "open", path: path, code: errno) }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw Failure(operation: "stat", path: path, code: errno) }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw Failure(operation: "append to", path: path, code: EINVAL)
+        }
+        if let code = Self.writeAll(text, to: fd) { throw Failure(operation: "write", path: path, code: code) }
+        guard fsync(fd) == 0 else { throw Failure(operation: "fsync", path: path, code: errno) }
+    }
+
+    /// Writes all of `text` to `fd`, again after an interruption; the error number of a failure, nil when written.
+    private static func writeAll(_ text: String, to fd: Int32) -> Int32? {
+        var bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += count
+        }
+        return nil
     }
 
     /// The state the file holds, for the service's state files: `missing` when there is no file; `parse`'s value

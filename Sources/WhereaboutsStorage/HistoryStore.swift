@@ -110,32 +110,8 @@ public struct HistoryStore: Sendable {
                 throw DurableFile.Failure(operation: "make the folder", path: folder, code: errno)
             }
             try file.write(text)
-        case .append(_, let lines): try append(lines, to: file.path)
+        case .append(_, let lines): try file.append(lines)
         }
-    }
-
-    /// Appends `text` to the regular file at `path` and flushes it to disk. Nothing but an existing regular file is
-    /// written: no link is followed, nothing is made, and a FIFO or device is refused once opened, without blocking.
-    private static func append(_ text: String, to path: String) throws(DurableFile.Failure) {
-        let fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { throw DurableFile.Failure(operation: "open", path: path, code: errno) }
-        defer { close(fd) }
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { throw DurableFile.Failure(operation: "stat", path: path, code: errno) }
-        guard status.st_mode & S_IFMT == S_IFREG else {
-            throw DurableFile.Failure(operation: "append to", path: path, code: EINVAL)
-        }
-        var bytes = Array(text.utf8)
-        var written = 0
-        while written < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw DurableFile.Failure(operation: "write", path: path, code: errno)
-            }
-            written += count
-        }
-        guard fsync(fd) == 0 else { throw DurableFile.Failure(operation: "fsync", path: path, code: errno) }
     }
 }
 
