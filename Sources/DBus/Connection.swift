@@ -19,8 +19,8 @@ public final class Connection {
     var objects: [ObjectPath: any ExportedObject] = [:]
     /// The connection each object is shown to, for objects shown to one connection only.
     var owners: [ObjectPath: String] = [:]
-    /// Sets of objects served below a path, and the connection each set is shown to, if only one.
-    var subtrees: [ObjectPath: (subtree: any ExportedSubtree, owner: String?)] = [:]
+    /// The subtrees of objects found when asked, by the path they are served below.
+    var subtrees: [ObjectPath: any ExportedSubtree] = [:]
     /// For each node on the way to an exported object, the child nodes that lead to objects, and whose.
     var nodes: [String: ChildNodes] = [:]
     var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]

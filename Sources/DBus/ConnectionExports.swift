@@ -17,18 +17,15 @@ extension Connection {
         unindex(path, owner: owners.removeValue(forKey: path))
     }
 
-    /// Serves the objects of `subtree` at the nodes directly below `path`; with `owner`, introspection shows them,
-    /// and the nodes on the way to them, to that connection alone. An object exported at the same path comes first.
-    public func exportSubtree(_ subtree: any ExportedSubtree, at path: ObjectPath, visibleTo owner: String? = nil) {
-        unexportSubtree(at: path)
-        subtrees[path] = (subtree, owner)
-        index(path, owner: owner)
+    /// Serves the objects of `subtree` at every path below `path` that no object exported on its own takes; the
+    /// subtree says which connection sees each, in introspection and on the way to it.
+    public func exportSubtree(_ subtree: any ExportedSubtree, at path: ObjectPath) {
+        subtrees[path] = subtree
     }
 
     /// Stops serving the objects below `path`.
     public func unexportSubtree(at path: ObjectPath) {
-        guard let entry = subtrees.removeValue(forKey: path) else { return }
-        unindex(path, owner: entry.owner)
+        subtrees[path] = nil
     }
 
     private func index(_ path: ObjectPath, owner: String?) {
@@ -68,10 +65,19 @@ extension Connection {
     /// The object at `path` and the connection it is shown to, if only one.
     func served(at path: ObjectPath) -> (object: any ExportedObject, owner: String?)? {
         if let object = objects[path] { return (object, owners[path]) }
-        guard !subtrees.isEmpty, let (node, child) = Self.parentAndChild(of: path.rawValue[...]),
-            let entry = subtrees[ObjectPath(trusted: node)], let object = entry.subtree.child(named: child)
-        else { return nil }
-        return (object, entry.owner)
+        for (root, subtree) in subtrees {
+            if let relative = Self.relative(path.rawValue, below: root.rawValue) { return subtree.object(at: relative) }
+        }
+        return nil
+    }
+
+    /// The part of `path` below `root`, without the slash between them; nil unless `path` lies strictly below it.
+    private static func relative(_ path: String, below root: String) -> Substring? {
+        let rootLength = root == "/" ? 0 : root.utf8.count
+        guard path.utf8.count > rootLength + 1, path.utf8.starts(with: root.utf8) || rootLength == 0 else { return nil }
+        let slash = path.utf8.index(path.startIndex, offsetBy: rootLength)
+        guard path.utf8[slash] == UInt8(ascii: "/") else { return nil }
+        return path[path.utf8.index(after: slash)...]
     }
 
     /// The names of the nodes directly below `path` that lead to objects `sender` may see (with `view`), in numeric
@@ -86,8 +92,18 @@ extension Connection {
             case .everything: for owned in children.owned.values { names.formUnion(owned.keys) }
             }
         }
-        if let entry = subtrees[path], view == .everything || entry.owner == nil || entry.owner == sender {
-            names.formUnion(entry.subtree.childNames.map { $0[...] })
+        let viewer = view == .everything ? nil : sender
+        for (root, subtree) in subtrees {
+            if root == path {
+                names.formUnion(subtree.childNames(below: "", visibleTo: viewer).map { $0[...] })
+            } else if let below = Self.relative(path.rawValue, below: root.rawValue) {
+                names.formUnion(subtree.childNames(below: below, visibleTo: viewer).map { $0[...] })
+            } else if let rest = Self.relative(root.rawValue, below: path.rawValue),
+                !subtree.childNames(below: "", visibleTo: viewer).isEmpty
+            {
+                // A node on the way to the subtree's root shows while the root leads to something the viewer sees.
+                names.insert(rest.prefix { $0 != "/" })
+            }
         }
         return names.map(String.init).sorted { a, b in
             if let x = UInt64(a), let y = UInt64(b) { return x < y }

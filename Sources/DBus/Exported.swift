@@ -122,16 +122,18 @@ public protocol ExportedObject: AnyObject {
     func setProperty(_ name: String, interface: String, value: DBusValue, call: MethodCall) throws(DBusError) -> Reply
 }
 
-/// Objects served below one path as a set of their own, such as a client's numbered `Location` objects: one set
-/// comes and goes with the connection's tables instead of every object in it, which matters where objects are
-/// made and released on every fix.
+/// Objects served below one path and found when asked, such as the clients and their numbered `Location` objects:
+/// the connection keeps one entry for the whole subtree instead of one for every object in it (and for every node
+/// on the way to each), which matters where objects are made for every app and released on every fix.
 @BusActor
 public protocol ExportedSubtree: AnyObject {
-    /// The object at the child node `name`, if there is one.
-    func child(named name: Substring) -> (any ExportedObject)?
+    /// The object at `relativePath`, the part of its path below the subtree's root without the leading slash (`7`,
+    /// `7/Location/3`), and the one connection it is shown to, or nil when everyone may see it.
+    func object(at relativePath: Substring) -> (object: any ExportedObject, owner: String?)?
 
-    /// The names of the child nodes that hold objects, for introspection.
-    var childNames: [String] { get }
+    /// The names of the nodes directly below `relativePath` (empty for the root itself) that lead to objects shown
+    /// to `viewer`, or to anyone when `viewer` is nil.
+    func childNames(below relativePath: Substring, visibleTo viewer: String?) -> [String]
 }
 
 extension ExportedObject {

@@ -27,7 +27,6 @@ final class ClientObject: ExportedObject {
     static let defaultRequestTimeout: Duration = .seconds(30)
 
     let id: UInt32
-    let path: ObjectPath
     let owner: String
     unowned let service: GeoClueService
 
@@ -56,13 +55,15 @@ final class ClientObject: ExportedObject {
         self.id = id
         self.owner = owner
         self.service = service
-        path = GeoClue.clientRoot.appending(String(id))
         life = Life(available: service.availableLevel != .none, clock: service.clock)
         streamed.whenDue = expiry(of: .location)
         answers.whenDue = expiry(of: .request)
     }
 
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
+
+    /// `/org/freedesktop/GeoClue2/Client/N`, made when asked: the client is found by its number (``ClientTree``).
+    var path: ObjectPath { GeoClue.clientRoot.appending(String(id)) }
 
     /// The app the client's last admission decided about; it stands while the client is served, whatever
     /// `DesktopId` becomes meanwhile (GeoClue reads it at `Start` only).
@@ -255,7 +256,7 @@ final class ClientObject: ExportedObject {
             start.fail(startError(failure))
         case .answerRequests(let ids, let fix):
             service.history.served(id, from: fix.provider)
-            let answerPath = answers.add(fix, owner: owner, in: service, under: path, onExtendedRead: extendedRead).path
+            let answerPath = answers.add(fix, under: self, in: service).path
             for id in ids { requests.removeValue(forKey: id)?.reply([.objectPath(answerPath)]) }
         case .failRequests(let ids, let failure):
             let error = requestError(failure)
@@ -364,7 +365,7 @@ final class ClientObject: ExportedObject {
     /// Publishes `fix` as the client's new Location object: the `Location` property and `LocationUpdated`.
     private func signal(_ fix: Fix) {
         let oldPath = streamed.currentPath ?? .root
-        let object = streamed.add(fix, owner: owner, in: service, under: path, onExtendedRead: extendedRead)
+        let object = streamed.add(fix, under: self, in: service)
         // In GeoClue's order: the signal, then the property's change.
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
@@ -407,10 +408,8 @@ final class ClientObject: ExportedObject {
         }
         let served = present(fix, servedAt: permittedLevel, shownAt: shownLevel)
         if let lastKnown, lastKnown.fix == served { return lastKnown.path }
-        let object = LocationObject(
-            path: path.appending("LastLocation"), owner: owner, fix: served, stale: true, onExtendedRead: extendedRead)
+        let object = LocationObject(client: self, slot: .lastKnown, fix: served)
         lastKnown = object
-        service.connection.export(object, at: object.path, visibleTo: owner)
         return object.path
     }
 
@@ -419,8 +418,34 @@ final class ClientObject: ExportedObject {
         apply(.deleted)
         streamed.removeAll(from: service)
         answers.removeAll(from: service)
-        if let lastKnown { service.connection.unexport(lastKnown.path) }
-        service.connection.unexport(path)
+        lastKnown = nil
+    }
+
+    /// The Location object at `relativePath` below the client: `Location/M`, `Request/M` or `LastLocation`.
+    func object(at relativePath: Substring) -> LocationObject? {
+        if relativePath == "LastLocation" { return lastKnown }
+        guard let slash = relativePath.firstIndex(of: "/") else { return nil }
+        let name = relativePath[relativePath.index(after: slash)...]
+        return switch ObjectSet.Kind(rawValue: String(relativePath[..<slash])) {
+        case .location: streamed.object(named: name)
+        case .request: answers.object(named: name)
+        case nil: nil
+        }
+    }
+
+    /// The nodes directly below `relativePath` (empty for the client itself) that lead to its Location objects.
+    func childNames(below relativePath: Substring) -> [String] {
+        switch relativePath {
+        case "":
+            var names: [String] = []
+            if !streamed.isEmpty { names.append(ObjectSet.Kind.location.rawValue) }
+            if !answers.isEmpty { names.append(ObjectSet.Kind.request.rawValue) }
+            if lastKnown != nil { names.append("LastLocation") }
+            return names
+        case ObjectSet.Kind.location.rawValue[...]: return streamed.childNames
+        case ObjectSet.Kind.request.rawValue[...]: return answers.childNames
+        default: return []
+        }
     }
 
     /// Tells the owner that `values` of `interface` changed; a change of ours only once it uses Whereabouts'
@@ -431,9 +456,7 @@ final class ClientObject: ExportedObject {
     }
 
     /// Called when the owner reads `io.github.whereabouts1.Location` of one of the client's Location objects.
-    private var extendedRead: @BusActor () -> Void {
-        { [weak self] in self?.usesWhereaboutsInterfaces = true }
-    }
+    func noteWhereaboutsInterfacesUsed() { usesWhereaboutsInterfaces = true }
 }
 
 extension ClientObject {

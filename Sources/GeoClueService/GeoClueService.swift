@@ -184,12 +184,13 @@ public final class GeoClueService {
         return write
     }
 
-    /// Exports the Manager, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
+    /// Exports the Manager and the clients' subtree, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
     public func start() async throws(DBusError) {
         if let staticLocation { onStaticLocationChanged?(staticLocation) }
         let manager = ManagerObject(service: self)
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
+        connection.exportSubtree(ClientTree(service: self), at: GeoClue.clientRoot)
         connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
         connection.introspectionView = { [weak self] call throws(DBusError) in
             guard let self else { return .own }

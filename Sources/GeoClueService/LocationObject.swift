@@ -9,29 +9,43 @@ import WhereaboutsCore
 /// interface and NaN on ours, never zero.
 @BusActor
 final class LocationObject: ExportedObject {
-    let path: ObjectPath
-    let owner: String
-    var fix: Fix
-    /// True when the fix is served as the last known location rather than as a current one.
-    let stale: Bool
-    /// Called when the owner reads `io.github.whereabouts1.Location`, so that its client sends it that interface's
-    /// `PropertiesChanged` from then on.
-    private let onExtendedRead: @BusActor () -> Void
-
-    init(
-        path: ObjectPath, owner: String, fix: Fix, stale: Bool = false, onExtendedRead: @escaping @BusActor () -> Void
-    ) {
-        self.path = path
-        self.owner = owner
-        self.fix = fix
-        self.stale = stale
-        self.onExtendedRead = onExtendedRead
+    /// Where a Location object is below its client.
+    enum Slot: Equatable {
+        /// `Location/M`: the M-th fix signalled.
+        case streamed(UInt32)
+        /// `Request/M`: the M-th answer to `RequestLocation`.
+        case answer(UInt32)
+        /// `LastLocation`.
+        case lastKnown
     }
+
+    /// The client it is served under, which keeps it: it is reached only through the client.
+    unowned let client: ClientObject
+    let slot: Slot
+    var fix: Fix
+
+    init(client: ClientObject, slot: Slot, fix: Fix) {
+        self.client = client
+        self.slot = slot
+        self.fix = fix
+    }
+
+    /// Made from the client's number and the slot when asked, not kept: only signals and replies need it.
+    var path: ObjectPath {
+        switch slot {
+        case .streamed(let number): client.path.appending(ObjectSet.Kind.location.rawValue).appending(String(number))
+        case .answer(let number): client.path.appending(ObjectSet.Kind.request.rawValue).appending(String(number))
+        case .lastKnown: client.path.appending("LastLocation")
+        }
+    }
+
+    /// True when the fix is served as the last known location rather than as a current one.
+    var stale: Bool { slot == .lastKnown }
 
     var interfaces: [InterfaceDescription] { [GeoClue.location, Whereabouts.location] }
 
     func checkAccess(sender: String) -> DBusError? {
-        sender == owner ? nil : .accessDenied("Access denied")
+        sender == client.owner ? nil : .accessDenied("Access denied")
     }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBusError) -> Reply {
@@ -40,7 +54,7 @@ final class LocationObject: ExportedObject {
 
     /// A property's value for `Get` and `GetAll`, which only the owner may call.
     func property(_ name: String, interface: String) -> DBusValue {
-        if interface == Whereabouts.locationInterface { onExtendedRead() }
+        if interface == Whereabouts.locationInterface { client.noteWhereaboutsInterfacesUsed() }
         return value(of: name, interface: interface)
     }
 

@@ -26,7 +26,6 @@ extension GeoClueService {
         let added = clients.add(owner: sender, uid: uid) { ClientObject(id: $0, owner: sender, service: self) }
         switch added {
         case .success(let client):
-            connection.export(client, at: client.path, visibleTo: sender)
             onClientCountChanged?(clients.count)
             return client
         case .failure(.connection(let held)):

@@ -231,8 +231,13 @@ struct BindingTests {
     @Test func aSubtreeServesItsObjectsAndShowsThemToItsOwnerAlone() async throws {
         final class Numbered: ExportedSubtree {
             var objects: [String: EchoObject] = [:]
-            func child(named name: Substring) -> (any ExportedObject)? { objects[String(name)] }
-            var childNames: [String] { Array(objects.keys) }
+            var owner = ""
+            func object(at relativePath: Substring) -> (object: any ExportedObject, owner: String?)? {
+                objects[String(relativePath)].map { ($0, owner) }
+            }
+            func childNames(below relativePath: Substring, visibleTo viewer: String?) -> [String] {
+                relativePath.isEmpty && (viewer == nil || viewer == owner) ? Array(objects.keys) : []
+            }
         }
         let pair = try await Pair()
         defer { pair.close() }
@@ -241,7 +246,8 @@ struct BindingTests {
         let base = ObjectPath("/io/github/whereabouts1/test/Set")!
         let numbered = Numbered()
         numbered.objects = ["1": EchoObject(), "2": EchoObject()]
-        pair.server.exportSubtree(numbered, at: base, visibleTo: pair.client.uniqueName)
+        numbered.owner = pair.client.uniqueName
+        pair.server.exportSubtree(numbered, at: base)
         func introspect(_ connection: Connection, _ path: ObjectPath) async throws -> String {
             let reply = try await connection.call(
                 destination: echoName, path: path, interface: "org.freedesktop.DBus.Introspectable",

@@ -90,6 +90,14 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         highAccuracy ? servedLevel : min(servedLevel, ClientLife.powerSavingLevel)
     }
 
+    /// Removes the admission for `purpose`, returning it; the table's storage goes with its last entry, so a client
+    /// long started keeps none.
+    private mutating func endAdmission(_ purpose: AdmissionPurpose) -> RunningAdmission? {
+        let ended = admissions.removeValue(forKey: purpose)
+        if admissions.isEmpty { admissions = [:] }
+        return ended
+    }
+
     /// Takes `event`, returning what must follow, in order.
     public mutating func handle(_ event: Event) -> [Effect] {
         effects = []
@@ -117,10 +125,10 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
             }
             beginAdmission(.request(id), request: (timeout, maximumAge))
         case .admitted(let purpose, let level, let shown, let latest):
-            guard let admission = admissions.removeValue(forKey: purpose) else { return }
+            guard let admission = endAdmission(purpose) else { return }
             admitted(admission, for: purpose, at: level, shown: shown, latest: latest)
         case .notAdmitted(let purpose, let error):
-            guard admissions.removeValue(forKey: purpose) != nil else { return }
+            guard endAdmission(purpose) != nil else { return }
             notAdmitted(purpose, .admission(error))
         case .fix(let fix): offer(fix)
         case .hold(let hold, let reason): suspend(hold, reason: reason)
@@ -436,7 +444,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
         case .notAdmitted(let refused, let error): (purpose, failure) = (refused, .admission(error))
         default: return
         }
-        guard admissions.removeValue(forKey: purpose) != nil else { return }
+        guard endAdmission(purpose) != nil else { return }
         notAdmitted(purpose, failure)
     }
 }

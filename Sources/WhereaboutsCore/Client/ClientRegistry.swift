@@ -22,6 +22,12 @@ public struct ClientRegistry<Client: AnyObject> {
     /// The client numbered `number`.
     public subscript(number: UInt32) -> Client? { clients[number]?.client }
 
+    /// The numbers of every client, in no particular order.
+    public var numbers: some Collection<UInt32> { clients.keys }
+
+    /// The numbers of the clients `owner` made that are still there, ascending.
+    public func numbers(ownedBy owner: String) -> [UInt32] { byOwner[owner] ?? [] }
+
     /// The first client `owner` made that is still there (`GetClient` reuses it).
     public func first(ownedBy owner: String) -> Client? { byOwner[owner]?.first.flatMap { self[$0] } }
 

@@ -21,11 +21,28 @@ public enum ProviderKind: String, Sendable, CaseIterable {
     case cdma = "cdma"
 }
 
+/// A number a source may not give, kept in 8 bytes with NaN for unknown where `Double?` takes 16 in a struct: a
+/// client keeps several fixes. A NaN set is unknown, as it stands for.
+@propertyWrapper
+public struct UnknownAsNaN: Sendable, Equatable {
+    private var stored: Double
+
+    public init(wrappedValue: Double?) { stored = wrappedValue ?? .nan }
+
+    public var wrappedValue: Double? {
+        get { stored.isNaN ? nil : stored }
+        set { stored = newValue ?? .nan }
+    }
+
+    public static func == (lhs: UnknownAsNaN, rhs: UnknownAsNaN) -> Bool { lhs.wrappedValue == rhs.wrappedValue }
+}
+
 /// One position report, as a provider produced it.
 ///
 /// Every accuracy is a radius or spread at **95% confidence**, in metres (or metres per second, or degrees),
 /// the convention of gpsd and the W3C Geolocation API. A value that the source did not give is `nil`;
-/// the D-Bus layer turns `nil` into GeoClue's sentinels where GeoClue's interface needs a value.
+/// the D-Bus layer turns `nil` into GeoClue's sentinels where GeoClue's interface needs a value. (Unknown values
+/// are kept as NaN inside, ``UnknownAsNaN``; a NaN given for one reads back as `nil`.)
 public struct Fix: Sendable, Equatable {
     /// Degrees north, WGS84, in -90...90.
     public var latitude: Double
@@ -34,39 +51,39 @@ public struct Fix: Sendable, Equatable {
     /// Horizontal radius at 95% confidence, in metres; always finite and non-negative.
     public var horizontalAccuracy: Double
     /// Metres above mean sea level.
-    public var altitude: Double?
+    @UnknownAsNaN public var altitude: Double?
     /// Metres above the WGS84 ellipsoid.
-    public var ellipsoidalAltitude: Double?
+    @UnknownAsNaN public var ellipsoidalAltitude: Double?
     /// Vertical accuracy at 95% confidence, in metres.
-    public var verticalAccuracy: Double?
+    @UnknownAsNaN public var verticalAccuracy: Double?
     /// Ground speed in metres per second.
-    public var speed: Double?
+    @UnknownAsNaN public var speed: Double?
     /// Speed accuracy at 95% confidence, in metres per second.
-    public var speedAccuracy: Double?
+    @UnknownAsNaN public var speedAccuracy: Double?
     /// Direction of travel, degrees clockwise from true north, in 0..<360.
-    public var course: Double?
+    @UnknownAsNaN public var course: Double?
     /// Course accuracy at 95% confidence, in degrees.
-    public var courseAccuracy: Double?
+    @UnknownAsNaN public var courseAccuracy: Double?
     /// Vertical speed in metres per second, positive upwards.
-    public var climb: Double?
+    @UnknownAsNaN public var climb: Double?
     /// Vertical speed accuracy at 95% confidence, in metres per second.
-    public var climbAccuracy: Double?
+    @UnknownAsNaN public var climbAccuracy: Double?
     /// Where the device points, degrees clockwise from magnetic north, in 0..<360, from a compass; unlike
     /// ``course``, which is where it moves.
-    public var magneticHeading: Double?
+    @UnknownAsNaN public var magneticHeading: Double?
     /// ``magneticHeading`` turned to true north by the magnetic declination at the fix's place and date
     /// (``HeadingCorrection``), in 0..<360.
-    public var trueHeading: Double?
+    @UnknownAsNaN public var trueHeading: Double?
     /// Heading accuracy at 95% confidence, in degrees (``HeadingCorrection`` says what figure and why).
-    public var headingAccuracy: Double?
+    @UnknownAsNaN public var headingAccuracy: Double?
     /// The kind of satellite fix; ``FixType/none`` for a position from elsewhere (`Location.FixType`).
     public var fixType: FixType
     /// The receiver's horizontal dilution of precision (`Location.HDOP`).
-    public var hdop: Double?
+    @UnknownAsNaN public var hdop: Double?
     /// The receiver's vertical dilution of precision (`Location.VDOP`).
-    public var vdop: Double?
+    @UnknownAsNaN public var vdop: Double?
     /// The receiver's position (3D) dilution of precision (`Location.PDOP`).
-    public var pdop: Double?
+    @UnknownAsNaN public var pdop: Double?
     /// When the position was measured.
     public var timestamp: WallTime
     /// The kind of provider that produced the fix.
