@@ -8,6 +8,10 @@ import WhereaboutsStorage
 /// request to a positioning service in the records of the users whose apps needed it, and the uses still running,
 /// shown as such when read (`io.github.whereabouts1.Manager.GetHistory`).
 ///
+/// **A use** is one app's, of one user: it begins when the first of the app's clients needs fixes and ends when the
+/// last no longer does, so an app with many clients at once (a browser's tabs) is one entry, and a burst of a
+/// thousand clients costs the book one entry, not a thousand.
+///
 /// **Writing.** What is recorded is handed to the store ``writeDelay`` later, with whatever else is recorded
 /// meanwhile, off the bus thread (``HistoryStore``): an entry costs an appended line, and a user's file is written
 /// whole only past the book's margins. When the last use ends it is handed over at once, so that an idle daemon has
@@ -23,20 +27,28 @@ final class UsageHistory {
     static let retryDelay: Duration = .seconds(10)
 
     private var book = HistoryBook()
-    /// The uses going on, by client id.
-    private var running: [UInt32: RunningUse] = [:]
+    /// The uses going on, by user and app.
+    private var running: [UseKey: RunningUse] = [:]
+    /// The use each client needing fixes counts in, and the level the providers must serve for it
+    /// (``ClientObject/demandedLevel``), by client id.
+    private var clientUses: [UInt32: (key: UseKey, demanded: AccuracyLevel)] = [:]
     private var pendingWrite: ScheduledTimer?
     private var expiry: ScheduledTimer?
     /// The look, after a write, for users whose file could not be written.
     private var failureCheck: ScheduledTimer?
 
-    /// One client's use while it goes on.
-    private struct RunningUse {
+    /// Whose a use is.
+    private struct UseKey: Hashable {
         var user: UInt32
+        var app: String
+    }
+
+    /// One app's use while it goes on.
+    private struct RunningUse {
         var use: AppUse
         var providers: Set<ProviderKind> = []
-        /// The level the providers must serve for it (``ClientObject/demandedLevel``).
-        var demanded: AccuracyLevel
+        /// How many of the app's clients need fixes.
+        var clients = 0
 
         /// The use as it stands, stopped at `stopped` (nil: going on).
         func entry(stopped: WallTime?) -> AppUse {
@@ -63,33 +75,44 @@ final class UsageHistory {
             clientEnded(client.id)
             return
         }
+        let key = UseKey(user: user, app: app.description)
+        if let counted = clientUses[client.id]?.key, counted != key { clientEnded(client.id) }
+        let joins = clientUses[client.id] == nil
+        clientUses[client.id] = (key, client.demandedLevel)
         let level = client.life.servedLevel
         let approximate = client.life.shownLevel != .exact
-        if var use = running[client.id] {
+        if var use = running[key] {
             use.use.level = max(use.use.level, level)
             use.use.approximate = use.use.approximate && approximate
-            use.demanded = client.demandedLevel
-            running[client.id] = use
+            if joins { use.clients += 1 }
+            running[key] = use
             return
         }
-        running[client.id] = RunningUse(
-            user: user,
+        running[key] = RunningUse(
             use: AppUse(
-                app: app.description, started: service.clock.wallNow, stopped: nil, level: level,
-                approximate: approximate, providers: []),
-            demanded: client.demandedLevel)
+                app: key.app, started: service.clock.wallNow, stopped: nil, level: level, approximate: approximate,
+                providers: []),
+            clients: 1)
     }
 
     /// The client `id` was given a fix of `provider`.
     func served(_ id: UInt32, from provider: ProviderKind) {
-        running[id]?.providers.insert(provider)
+        guard let key = clientUses[id]?.key else { return }
+        running[key]?.providers.insert(provider)
     }
 
-    /// The client `id` no longer needs fixes, or is gone: its use, if one was going on, is recorded.
+    /// The client `id` no longer needs fixes, or is gone: its app's use, if it was the last client in it, is
+    /// recorded.
     func clientEnded(_ id: UInt32) {
-        guard let ended = running.removeValue(forKey: id) else { return }
+        guard let key = clientUses.removeValue(forKey: id)?.key, var use = running[key] else { return }
+        use.clients -= 1
+        guard use.clients == 0 else {
+            running[key] = use
+            return
+        }
+        running[key] = nil
         let now = service.clock.wallNow
-        book.record(.use(ended.entry(stopped: now)), user: ended.user, now: now)
+        book.record(.use(use.entry(stopped: now)), user: key.user, now: now)
         if running.isEmpty { writeNow() } else { write(after: Self.writeDelay) }
     }
 
@@ -98,7 +121,7 @@ final class UsageHistory {
     /// recorded for the users whose apps watch regions, each named `verified:ID` or `claimed:ID`.
     func record(_ lookup: NetworkLookup, neededLevel level: AccuracyLevel) {
         var apps: [UInt32: Set<String>] = [:]
-        for use in running.values where use.demanded >= level { apps[use.user, default: []].insert(use.use.app) }
+        for (key, demanded) in clientUses.values where demanded >= level { apps[key.user, default: []].insert(key.app) }
         if apps.isEmpty, service.activity.regionDemand.map({ $0 >= level }) == true {
             for owner in service.regions.monitor.owners {
                 apps[owner.user, default: []].insert("\(owner.verified ? "verified" : "claimed"):\(owner.app)")
@@ -112,27 +135,27 @@ final class UsageHistory {
     /// The entries of `user` that ended at or after `since`, then the uses going on.
     func entries(ofUser user: UInt32, since: WallTime) -> [HistoryEntry] {
         let now = service.clock.wallNow
-        let going = running.values.filter { $0.user == user }.sorted { $0.use.started < $1.use.started }
+        let going = running.filter { $0.key.user == user }.values.sorted { $0.use.started < $1.use.started }
         return book.entries(ofUser: user, since: since, now: now) + going.map { .use($0.entry(stopped: nil)) }
     }
 
     /// The users who have entries or uses going on, sorted.
-    var users: [UInt32] { Set(book.keepingUsers + running.values.map(\.user)).sorted() }
+    var users: [UInt32] { Set(book.keepingUsers + running.keys.map(\.user)).sorted() }
 
     /// Forgets the history of `user` (`ClearHistory`); its uses going on count from now.
     func clear(user: UInt32) {
         book.clear(user: user)
         let now = service.clock.wallNow
-        for (id, use) in running where use.user == user {
-            running[id]?.use.started = now
-            running[id]?.providers = []
+        for key in running.keys where key.user == user {
+            running[key]?.use.started = now
+            running[key]?.providers = []
         }
         writeNow()
     }
 
     /// Records every use going on as ended now and hands everything to the store, for a process about to end.
     func saveNow() {
-        for id in running.keys.sorted() { clientEnded(id) }
+        for id in clientUses.keys.sorted() { clientEnded(id) }
         writeNow()
     }
 

@@ -7,15 +7,15 @@ import WhereaboutsCore
 ///
 /// The heap: glibc's allocator keeps the pages of freed memory below its top, so after a burst of clients (an app
 /// starting thousands, or one user's attack) the daemon would hold its peak for good; `malloc_trim(0)` gives back
-/// every free page of every arena. The code: once no client is left, the executable's code pages too
-/// (``ExecutableCode``). The bus thread asks (``requestRelease(_:)``) and goes back to waiting; the main thread
+/// every free page of every arena. The code: once no client is left, the pages mapped unchanged from the executable
+/// and the libraries too (``CleanFilePages``). The bus thread asks (``requestRelease(_:)``) and goes back to waiting; the main thread
 /// releases a moment later, so that the code the bus thread runs after asking is not mapped straight back.
 enum IdleMemory {
     /// What a release hands back.
     enum Scope {
         /// The heap's free pages.
         case heap
-        /// Those and the executable's code pages: no client is left.
+        /// Those and the pages mapped unchanged from files, code above all: no client is left.
         case heapAndCode
     }
 
@@ -49,7 +49,7 @@ enum IdleMemory {
             malloc_trim(0)
             guard codeWanted.exchange(false, ordering: .acquiring) else { continue }
             do {
-                try ExecutableCode.release()
+                try CleanFilePages.release()
             } catch {
                 if !failed { logger.notice("cannot release the code pages while idle: \(error)") }
                 failed = true

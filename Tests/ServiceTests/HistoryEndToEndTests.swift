@@ -113,4 +113,37 @@ struct HistoryEndToEndTests {
         #expect(written.contains("use\t") && written.contains("\tclaimed:whereabouts-test\t6\texact\twifi\n"))
         #expect(!written.contains("00:11:22") && !written.contains("52.51"), "\(written)")
     }
+
+    /// An app's clients that overlap are one use, from the first's start to the last's end; another app's client,
+    /// and the same app's client after them, are uses of their own.
+    @Test(.timeLimit(.minutes(2)))
+    @BusActor
+    func overlappingClientsOfOneAppAreOneUse() async throws {
+        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile])
+        defer { harness.stop() }
+        try await Self.start(harness)
+        var apps: [GeoClueTestClient] = []
+        for desktopId in ["org.example.Tabs", "org.example.Tabs", "org.example.Tabs", "org.example.Other"] {
+            let app = try await GeoClueTestClient(bus: harness.bus)
+            _ = try await app.startedClient(desktopId: desktopId, level: 8)
+            _ = try await app.waitForUpdates(1)
+            apps.append(app)
+        }
+        for app in apps { app.close() }
+        let later = try await GeoClueTestClient(bus: harness.bus)
+        defer { later.close() }
+        _ = try await later.startedClient(desktopId: "org.example.Tabs", level: 8)
+        _ = try await later.waitForUpdates(1)
+        let reply = try await later.call(
+            GeoClueTestClient.managerPath, "io.github.whereabouts1.Manager", "GetHistory",
+            [.boolean(false), .uint64(0)])
+        let uses = (reply[0].elements ?? []).compactMap { $0.fields }
+        let tabs = uses.filter { $0[1] == .string("claimed:org.example.Tabs") }
+        #expect(tabs.count == 2, "one use for the three clients together, one going on: \(uses)")
+        #expect(tabs.filter { $0[3] == .uint64(0) }.count == 1, "the later client's use goes on: \(uses)")
+        #expect(uses.filter { $0[1] == .string("claimed:org.example.Other") }.count == 1, "\(uses)")
+    }
+
+    @concurrent
+    private static func start(_ harness: DaemonHarness) async throws { try harness.startDaemon() }
 }
