@@ -68,6 +68,8 @@ public final class GeoClueService {
     private var providersLevel: AccuracyLevel = .none
     /// The latest fix any provider produced.
     private(set) var lastFix: Fix?
+    /// The copy of the fix last given to a Location object, for the next object given the same fix.
+    private var lastShared: SharedFix?
     /// The regions the apps watch.
     private(set) lazy var regions = RegionWatch(service: self, store: regionStore)
     private let regionStore: RegionStore?
@@ -217,6 +219,15 @@ public final class GeoClueService {
 
     /// The number of clients.
     public var clientCount: Int { clients.count }
+
+    /// The copy of `fix` a Location object keeps: the last one made, when it holds the same fix, so that every client
+    /// given one fix shares one copy; a fix coarsened for a client differs, and gets a copy of its own.
+    func share(_ fix: Fix) -> SharedFix {
+        if let lastShared, lastShared.fix == fix { return lastShared }
+        let made = SharedFix(fix)
+        lastShared = made
+        return made
+    }
 
     /// True while any app's region or pending event is kept: they are watched whenever they exist, so the idle exit
     /// waits.

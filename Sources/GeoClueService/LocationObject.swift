@@ -22,12 +22,19 @@ final class LocationObject: ExportedObject {
     /// The client it is served under, which keeps it: it is reached only through the client.
     unowned let client: ClientObject
     let slot: Slot
-    var fix: Fix
+    /// Its fix, in the copy the clients given the same fix share (``SharedFix``).
+    private var shared: SharedFix
 
     init(client: ClientObject, slot: Slot, fix: Fix) {
         self.client = client
         self.slot = slot
-        self.fix = fix
+        shared = client.service.share(fix)
+    }
+
+    /// The fix it serves.
+    var fix: Fix {
+        get { shared.fix }
+        set { shared = client.service.share(newValue) }
     }
 
     /// Made from the client's number and the slot when asked, not kept: only signals and replies need it.
@@ -120,4 +127,12 @@ final class LocationObject: ExportedObject {
             ])
         }
     }
+}
+
+/// A fix as Location objects keep it: the objects of the clients given one fix hold one copy, as a thousand clients
+/// at 1 fix/s would otherwise keep four thousand (``GeoClueService/share(_:)``).
+final class SharedFix: Sendable {
+    let fix: Fix
+
+    init(_ fix: Fix) { self.fix = fix }
 }

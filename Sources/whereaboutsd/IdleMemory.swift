@@ -46,14 +46,16 @@ enum IdleMemory {
         while true {
             guard sem_wait(requests) == 0 else { continue }
             usleep(settleMicroseconds)
-            malloc_trim(0)
-            guard codeWanted.exchange(false, ordering: .acquiring) else { continue }
-            do {
-                try CleanFilePages.release()
-            } catch {
-                if !failed { logger.notice("cannot release the code pages while idle: \(error)") }
-                failed = true
+            // The file pages first: finding them reads /proc/self/smaps into the heap, which the trim then gives back.
+            if codeWanted.exchange(false, ordering: .acquiring) {
+                do {
+                    try CleanFilePages.release()
+                } catch {
+                    if !failed { logger.notice("cannot release the code pages while idle: \(error)") }
+                    failed = true
+                }
             }
+            malloc_trim(0)
         }
     }
 }
