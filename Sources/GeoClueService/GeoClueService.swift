@@ -104,6 +104,9 @@ public final class GeoClueService {
     var simulation: RunningSimulation?
     /// Called with the number of clients whenever it changes (for the idle exit).
     public var onClientCountChanged: (@BusActor (Int) -> Void)?
+    /// Called when a connection that called the service but holds no client left the bus: thousands of them
+    /// leaving after their clients (a burst of apps closing) run code after the clients' count last changed.
+    public var onClientlessPeerLeft: (@BusActor () -> Void)?
 
     /// A service on `connection`, reading the time from `clock` and arming its timers on `timers`; `authoriser` is
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),

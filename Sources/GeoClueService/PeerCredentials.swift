@@ -73,7 +73,10 @@ final class PeerCredentials {
         defer {
             let remaining = (lookups[name] ?? 1) - 1
             lookups[name] = remaining > 0 ? remaining : nil
-            if remaining == 0 { vanishedDuringLookup.remove(name) }
+            if remaining == 0 {
+                vanishedDuringLookup.remove(name)
+                lookups.releaseUnusedCapacity()
+            }
         }
         let reply = try await connection.credentials(of: name)
         guard !vanishedDuringLookup.contains(name) else {
@@ -116,6 +119,7 @@ final class PeerCredentials {
     /// The connection `name` left: its credentials are forgotten, and lookups still running for it fail.
     func vanished(_ name: String) {
         known[name] = nil
+        known.releaseUnusedCapacity()
         if lookups[name] != nil { vanishedDuringLookup.insert(name) }
     }
 }

@@ -40,6 +40,7 @@ final class ServiceActivity {
         let old = contributions[id]
         guard old != contribution else { return }
         contributions[id] = contribution
+        if contribution == nil { contributions.releaseUnusedCapacity() }
         tally.replace(old, with: contribution)
         changed()
     }
@@ -70,7 +71,10 @@ final class ServiceActivity {
     }
 
     /// The connection `reader` left.
-    func forget(_ reader: String) { readers[reader] = nil }
+    func forget(_ reader: String) {
+        readers[reader] = nil
+        readers.releaseUnusedCapacity()
+    }
 
     private func changed() {
         guard updateDepth == 0 else {

@@ -64,7 +64,11 @@ extension GeoClueService {
         activity.forget(name)
         if simulation?.owner == name { endSimulation(reason: "stopped") }
         let owned = clients.removeAll(ownedBy: name)
-        guard !owned.isEmpty else { return }
+        guard !owned.isEmpty else {
+            // Only a peer that called the service: a desktop's other connections come and go all the time.
+            if peers.knownUser(of: name) != nil { onClientlessPeerLeft?() }
+            return
+        }
         logger.info("client \(name) vanished, dropping \(owned.count) client object(s)")
         activity.inOneUpdate {
             for client in owned { forget(client) }

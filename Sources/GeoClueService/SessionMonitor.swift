@@ -68,6 +68,7 @@ final class SessionMonitor {
         lookups[busName] = lookup
         let result = await lookup.value
         lookups[busName] = nil
+        lookups.releaseUnusedCapacity()
         departedDuringLookup.remove(busName)
         return result
     }
@@ -91,6 +92,7 @@ final class SessionMonitor {
     func forget(_ busName: String) {
         if lookups[busName] != nil { departedDuringLookup.insert(busName) }
         sessionOf.removeValue(forKey: busName)
+        sessionOf.releaseUnusedCapacity()
     }
 
     private func state(of path: ObjectPath?) -> LoginSession {

@@ -105,6 +105,7 @@ final class UsageHistory {
     /// recorded.
     func clientEnded(_ id: UInt32) {
         guard let key = clientUses.removeValue(forKey: id)?.key, var use = running[key] else { return }
+        clientUses.releaseUnusedCapacity()
         use.clients -= 1
         guard use.clients == 0 else {
             running[key] = use

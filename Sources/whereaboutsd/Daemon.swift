@@ -115,6 +115,11 @@ enum Daemon {
             armIdleExit(options.idleTimeout, clients: count, keepsRegions: service.keepsRegions, logger: logger)
             armMemoryRelease(clients: count, connection: connection)
         }
+        // Peers leaving while no client is left map code back in; the release waits for them to stop, as it waits
+        // for the count to hold still.
+        service.onClientlessPeerLeft = {
+            if service.clientCount == 0 { armMemoryRelease(clients: 0, connection: connection) }
+        }
         service.onKeepsRegionsChanged = { keeps in
             armIdleExit(options.idleTimeout, clients: service.clientCount, keepsRegions: keeps, logger: logger)
         }

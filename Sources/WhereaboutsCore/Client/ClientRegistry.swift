@@ -55,14 +55,18 @@ public struct ClientRegistry<Client: AnyObject> {
         // In place: a copy of the list would cost all of the owner's clients.
         if let index = Self.position(of: number, in: byOwner[entry.owner] ?? []) {
             byOwner[entry.owner]?.remove(at: index)
-            if byOwner[entry.owner]?.isEmpty == true { byOwner[entry.owner] = nil }
+            if byOwner[entry.owner]?.isEmpty == true {
+                byOwner[entry.owner] = nil
+                byOwner.releaseUnusedCapacity()
+            }
         }
         return entry.client
     }
 
     /// Removes every client of the connection `owner`, returning them in the order they were made.
     public mutating func removeAll(ownedBy owner: String) -> [Client] {
-        (byOwner.removeValue(forKey: owner) ?? []).compactMap { forget($0)?.client }
+        defer { byOwner.releaseUnusedCapacity() }
+        return (byOwner.removeValue(forKey: owner) ?? []).compactMap { forget($0)?.client }
     }
 
     /// Drops the client numbered `number` from everything but its owner's list.
@@ -70,6 +74,8 @@ public struct ClientRegistry<Client: AnyObject> {
         guard let entry = clients.removeValue(forKey: number) else { return nil }
         let count = byUser[entry.uid] ?? 1
         byUser[entry.uid] = count > 1 ? count - 1 : nil
+        clients.releaseUnusedCapacity()
+        byUser.releaseUnusedCapacity()
         return entry
     }
 

@@ -59,12 +59,15 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
         if let user {
             let users = (byUser[user] ?? 1) - 1
             byUser[user] = users > 0 ? users : nil
+            byUser.releaseUnusedCapacity()
         }
         if mine > 1 {
             byConnection[connection] = mine - 1
         } else {
             byConnection[connection] = nil
             userOf[connection] = nil
+            byConnection.releaseUnusedCapacity()
+            userOf.releaseUnusedCapacity()
         }
     }
 }
