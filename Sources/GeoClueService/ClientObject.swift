@@ -424,9 +424,9 @@ final class ClientObject: ExportedObject {
     /// The Location object at `relativePath` below the client: `Location/M`, `Request/M` or `LastLocation`.
     func object(at relativePath: Substring) -> LocationObject? {
         if relativePath == "LastLocation" { return lastKnown }
-        guard let slash = relativePath.firstIndex(of: "/") else { return nil }
-        let name = relativePath[relativePath.index(after: slash)...]
-        return switch ObjectSet.Kind(rawValue: String(relativePath[..<slash])) {
+        let (node, rest) = relativePath.firstElement
+        guard let name = rest else { return nil }
+        return switch ObjectSet.Kind(rawValue: String(node)) {
         case .location: streamed.object(named: name)
         case .request: answers.object(named: name)
         case nil: nil

@@ -15,7 +15,7 @@ final class ClientTree: ExportedSubtree {
 
     /// `N` is client N, `N/…` one of its Location objects (``ClientObject/object(at:)``); `07` is no client.
     func object(at relativePath: Substring) -> (object: any ExportedObject, owner: String?)? {
-        let (first, rest) = Self.split(relativePath)
+        let (first, rest) = relativePath.firstElement
         guard let client = client(named: first) else { return nil }
         guard let rest else { return (client, client.owner) }
         return client.object(at: rest).map { ($0, client.owner) }
@@ -26,7 +26,7 @@ final class ClientTree: ExportedSubtree {
             let numbers = viewer.map { service.clients.numbers(ownedBy: $0) } ?? Array(service.clients.numbers)
             return numbers.map { String($0) }
         }
-        let (first, rest) = Self.split(relativePath)
+        let (first, rest) = relativePath.firstElement
         guard let client = client(named: first), viewer == nil || viewer == client.owner else { return [] }
         return client.childNames(below: rest ?? "")
     }
@@ -35,10 +35,13 @@ final class ClientTree: ExportedSubtree {
         guard let number = UInt32(name), String(number) == name else { return nil }
         return service.clients[number]
     }
+}
 
-    /// The first element of `path` and what follows its slash, if anything does.
-    private static func split(_ path: Substring) -> (first: Substring, rest: Substring?) {
-        guard let slash = path.firstIndex(of: "/") else { return (path, nil) }
-        return (path[..<slash], path[path.index(after: slash)...])
+extension Substring {
+    /// The first element of a relative object path and what follows its slash, if anything does: `7/Location/3` is
+    /// `7` and `Location/3`.
+    var firstElement: (first: Substring, rest: Substring?) {
+        guard let slash = firstIndex(of: "/") else { return (self, nil) }
+        return (self[..<slash], self[index(after: slash)...])
     }
 }

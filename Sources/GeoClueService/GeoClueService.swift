@@ -189,7 +189,8 @@ public final class GeoClueService {
         return write
     }
 
-    /// Exports the Manager and the clients' subtree, starts watching for vanished peers and takes the name `org.freedesktop.GeoClue2`.
+    /// Exports the Manager and the clients' subtree, starts watching for vanished peers and takes the name
+    /// `org.freedesktop.GeoClue2`.
     public func start() async throws(DBusError) {
         if let staticLocation { onStaticLocationChanged?(staticLocation) }
         let manager = ManagerObject(service: self)

@@ -11,10 +11,8 @@ import WhereaboutsCore
 final class LocationObject: ExportedObject {
     /// Where a Location object is below its client.
     enum Slot: Equatable {
-        /// `Location/M`: the M-th fix signalled.
-        case streamed(UInt32)
-        /// `Request/M`: the M-th answer to `RequestLocation`.
-        case answer(UInt32)
+        /// `Location/M` (the M-th fix signalled) or `Request/M` (the M-th answer to `RequestLocation`).
+        case numbered(ObjectSet.Kind, UInt32)
         /// `LastLocation`.
         case lastKnown
     }
@@ -40,8 +38,7 @@ final class LocationObject: ExportedObject {
     /// Made from the client's number and the slot when asked, not kept: only signals and replies need it.
     var path: ObjectPath {
         switch slot {
-        case .streamed(let number): client.path.appending(ObjectSet.Kind.location.rawValue).appending(String(number))
-        case .answer(let number): client.path.appending(ObjectSet.Kind.request.rawValue).appending(String(number))
+        case .numbered(let kind, let number): client.path.appending(kind.rawValue).appending(String(number))
         case .lastKnown: client.path.appending("LastLocation")
         }
     }

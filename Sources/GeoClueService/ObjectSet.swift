@@ -41,8 +41,7 @@ struct ObjectSet {
     /// Serves a new object for `fix` under `client`, releasing what the ledger says must go.
     mutating func add(_ fix: Fix, under client: ClientObject, in service: GeoClueService) -> LocationObject {
         let step = ledger.advance(now: service.clock.monotonicNow)
-        let slot: LocationObject.Slot = kind == .location ? .streamed(step.new) : .answer(step.new)
-        let object = LocationObject(client: client, slot: slot, fix: fix)
+        let object = LocationObject(client: client, slot: .numbered(kind, step.new), fix: fix)
         objects[step.new] = object
         release(step.released)
         scheduleExpiry(service)
@@ -52,7 +51,7 @@ struct ObjectSet {
     private mutating func release(_ indices: [UInt32]) {
         for index in indices { objects[index] = nil }
         // An empty set gives its table's storage back: most clients' requests are answered once.
-        if objects.isEmpty { objects = [:] }
+        objects.releaseUnusedCapacity()
     }
 
     /// Arms the grace timer for the ledger's earliest expiry. A timer already due no later is kept: when it fires,

@@ -8,8 +8,9 @@ import WhereaboutsCore
 /// The heap: glibc's allocator keeps the pages of freed memory below its top, so after a burst of clients (an app
 /// starting thousands, or one user's attack) the daemon would hold its peak for good; `malloc_trim(0)` gives back
 /// every free page of every arena. The code: once no client is left, the pages mapped unchanged from the executable
-/// and the libraries too (``CleanFilePages``). The bus thread asks (``requestRelease(_:)``) and goes back to waiting; the main thread
-/// releases a moment later, so that the code the bus thread runs after asking is not mapped straight back.
+/// and the libraries too (``CleanFilePages``). The bus thread asks (``requestRelease(_:)``) and goes back to
+/// waiting; the main thread releases a moment later, so that the code the bus thread runs after asking is not
+/// mapped straight back.
 enum IdleMemory {
     /// What a release hands back.
     enum Scope {

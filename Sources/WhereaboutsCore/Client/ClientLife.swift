@@ -94,7 +94,7 @@ public struct ClientLife<AdmissionError: Sendable>: Sendable {
     /// long started keeps none.
     private mutating func endAdmission(_ purpose: AdmissionPurpose) -> RunningAdmission? {
         let ended = admissions.removeValue(forKey: purpose)
-        if admissions.isEmpty { admissions = [:] }
+        admissions.releaseUnusedCapacity()
         return ended
     }
 
