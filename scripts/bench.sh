@@ -28,11 +28,10 @@ for product in wbbench wbload wbnet; do
     swift build -c release --product "$product" >&2
 done
 bin=$(swift build -c release --show-bin-path)
-# The daemon as the Debian package ships it: the Swift runtime linked in statically, and linked as
-# Packaging/debian/rules links it (full RELRO, every symbol bound at start). (A dynamic build would share the
-# runtime's pages with wbload, which is also Swift, and so look smaller than it is on a real system.)
-static=(-c release --static-swift-stdlib --disable-local-rpath -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
-    --scratch-path .build/bench-static)
+# The daemon as the Debian package ships it (PACKAGE_BUILD_FLAGS and DAEMON_ORDER_FLAGS, scripts/lib.sh). (A dynamic
+# build would share the runtime's pages with wbload, which is also Swift, and so look smaller than it is on a real
+# system.)
+static=("${PACKAGE_BUILD_FLAGS[@]}" "${DAEMON_ORDER_FLAGS[@]}" --scratch-path .build/bench-static)
 swift build "${static[@]}" --product whereaboutsd >&2
 export WHEREABOUTS_BIN_DIR
 WHEREABOUTS_BIN_DIR=$(swift build "${static[@]}" --show-bin-path)

@@ -37,3 +37,14 @@ write_bus_config() {
 # libcurl headers, for the tests that hold the Polkit and HTTP modules' own declarations to them (the build itself
 # does not use them: libpolkit-gobject-1 and libcurl are loaded at run time).
 BUILD_PACKAGES=(libdbus-1-dev libgps-dev libpolkit-gobject-1-dev libcurl4-openssl-dev pkg-config)
+
+# How Packaging/debian/rules builds the shipped executables (keep the two alike; run from the project root): the
+# Swift runtime linked in statically, full RELRO with every symbol bound at start, ld.lld with the read-only data kept
+# read-only (Packaging/debian/read-only-data.ld), each function in a section of its own. DAEMON_ORDER_FLAGS lay
+# whereaboutsd's code out in the order of Packaging/debian/whereaboutsd.order (scripts/order-file.sh).
+PACKAGE_BUILD_FLAGS=(-c release --static-swift-stdlib --disable-local-rpath
+    -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now
+    -Xswiftc -use-ld=lld -Xlinker "--script=$PWD/Packaging/debian/read-only-data.ld"
+    -Xswiftc -Xfrontend -Xswiftc -function-sections)
+DAEMON_ORDER_FLAGS=(-Xlinker "--symbol-ordering-file=$PWD/Packaging/debian/whereaboutsd.order"
+    -Xlinker --no-warn-symbol-ordering)
