@@ -132,23 +132,45 @@ public final class Connection {
 
     /// Waits, without blocking the loop, for the reply `pending` stands for, and lets go of it.
     func reply(to pending: OpaquePointer) async -> Result<Message, DBusError> {
-        let result: Result<Message, DBusError> = await withCheckedContinuation { continuation in
-            let box = Unmanaged.passRetained(PendingReply(continuation)).toOpaque()
-            let armed = dbus_pending_call_set_notify(
-                pending,
-                { pending, context in
-                    let box = Unmanaged<PendingReply>.fromOpaque(context!).takeUnretainedValue()
-                    box.complete(with: pending!)
-                }, box, { context in Unmanaged<PendingReply>.fromOpaque(context!).release() })
-            if armed == 0 {
-                Unmanaged<PendingReply>.fromOpaque(box).release()
-                continuation.resume(returning: .failure(.failed("out of memory")))
-            } else if dbus_pending_call_get_completed(pending) != 0 {
-                Unmanaged<PendingReply>.fromOpaque(box).takeUnretainedValue().complete(with: pending)
-            }
+        await withCheckedContinuation { continuation in
+            whenAnswered(pending) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Sends a method call and hands its reply or error to `completion` on the loop thread; no reply within
+    /// `timeout` is `org.freedesktop.DBus.Error.NoReply`. For a caller that waits for many replies at once (a burst
+    /// of new connections, each asked for its credentials): each waits as a closure, not as a task with its frames.
+    public func call(
+        _ message: Message, timeout: Duration = .seconds(25),
+        completion: @escaping @BusActor (Result<Message, DBusError>) -> Void
+    ) {
+        do throws(DBusError) {
+            let pending = try send(message, replyWithin: timeout)
+            whenAnswered(pending) { result in BusActor.assumeIsolated { completion(result) } }
+        } catch {
+            completion(.failure(error))
+        }
+    }
+
+    /// Hands the reply `pending` stands for to `completion` once it is in (at once when it is already), on the loop
+    /// thread, and lets go of `pending`.
+    private func whenAnswered(
+        _ pending: OpaquePointer, _ completion: @escaping @Sendable (Result<Message, DBusError>) -> Void
+    ) {
+        let box = Unmanaged.passRetained(PendingReply(completion)).toOpaque()
+        let armed = dbus_pending_call_set_notify(
+            pending,
+            { pending, context in
+                let box = Unmanaged<PendingReply>.fromOpaque(context!).takeUnretainedValue()
+                box.complete(with: pending!)
+            }, box, { context in Unmanaged<PendingReply>.fromOpaque(context!).release() })
+        if armed == 0 {
+            Unmanaged<PendingReply>.fromOpaque(box).release()
+            completion(.failure(.failed("out of memory")))
+        } else if dbus_pending_call_get_completed(pending) != 0 {
+            Unmanaged<PendingReply>.fromOpaque(box).takeUnretainedValue().complete(with: pending)
         }
         dbus_pending_call_unref(pending)
-        return result
     }
 
     /// Calls `member` and returns the reply's arguments; `allowsInteractiveAuthorization` lets the service prompt
@@ -164,24 +186,24 @@ public final class Connection {
     }
 }
 
-/// Completes one outgoing call's continuation from libdbus's pending-call notification.
+/// Completes one outgoing call from libdbus's pending-call notification, once.
 private final class PendingReply: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Result<Message, DBusError>, Never>?
+    private var completion: (@Sendable (Result<Message, DBusError>) -> Void)?
 
-    init(_ continuation: CheckedContinuation<Result<Message, DBusError>, Never>) { self.continuation = continuation }
+    init(_ completion: @escaping @Sendable (Result<Message, DBusError>) -> Void) { self.completion = completion }
 
     func complete(with pending: OpaquePointer) {
-        guard let continuation else { return }
-        self.continuation = nil
+        guard let completion else { return }
+        self.completion = nil
         guard let raw = dbus_pending_call_steal_reply(pending) else {
-            continuation.resume(returning: .failure(DBusError(name: DBusError.Name.noReply, message: "no reply")))
+            completion(.failure(DBusError(name: DBusError.Name.noReply, message: "no reply")))
             return
         }
         let reply = Message(owning: raw)
         if let error = reply.error {
-            continuation.resume(returning: .failure(error))
+            completion(.failure(error))
         } else {
-            continuation.resume(returning: .success(reply))
+            completion(.success(reply))
         }
     }
 }

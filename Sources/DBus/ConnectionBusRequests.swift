@@ -20,16 +20,33 @@ extension Connection {
         return answer
     }
 
-    /// The Unix user id, process id and security label of the connection that owns `name`, from
-    /// `GetConnectionCredentials`.
-    public func credentials(of name: String) async throws(DBusError) -> PeerCredentialsReply {
-        let reply = try await callBus("GetConnectionCredentials", [.string(name)])
-        guard let entries = reply.first?.stringKeyedEntries, let uid = entries["UnixUserID"]?.uint32 else {
-            throw .failed("the bus gave no credentials for \(name)")
+    /// Hands `completion` the Unix user id, process id and security label of the connection that owns `name`, from
+    /// `GetConnectionCredentials`, on the loop thread.
+    public func credentials(
+        of name: String, completion: @escaping @BusActor (Result<PeerCredentialsReply, DBusError>) -> Void
+    ) {
+        let message: Message
+        do throws(DBusError) {
+            message = try busCall("GetConnectionCredentials", [.string(name)])
+        } catch {
+            completion(.failure(error))
+            return
         }
-        var label: [UInt8] = []
-        if case .array("y", let bytes)? = entries["LinuxSecurityLabel"] { label = bytes.compactMap(\.byte) }
-        return PeerCredentialsReply(uid: uid, pid: entries["ProcessID"]?.uint32, securityLabel: label)
+        call(message) { result in
+            completion(
+                result.flatMap { reply -> Result<PeerCredentialsReply, DBusError> in
+                    let entries = reply.arguments().first?.stringKeyedEntries
+                    guard let entries, let uid = entries["UnixUserID"]?.uint32 else {
+                        return .failure(.failed("the bus gave no credentials for \(name)"))
+                    }
+                    var label: [UInt8] = []
+                    if case .array("y", let bytes)? = entries["LinuxSecurityLabel"] {
+                        label = bytes.compactMap(\.byte)
+                    }
+                    return .success(
+                        PeerCredentialsReply(uid: uid, pid: entries["ProcessID"]?.uint32, securityLabel: label))
+                })
+        }
     }
 
     private func callBus(_ member: String, _ arguments: [DBusValue]) async throws(DBusError) -> [DBusValue] {

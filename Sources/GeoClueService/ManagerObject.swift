@@ -71,11 +71,12 @@ final class ManagerObject: ExportedObject {
 
     /// `GetClient` and `CreateClient`: answered once the caller's Unix user is known (asked of the bus once per
     /// connection), which the per-user limit needs.
+    /// A burst of apps each on a new connection waits for the bus's answers all at once: each waits as a closure,
+    /// not a task (a task's frames cost about 3 KiB, and the holes they leave stay in the heap).
     private func clientPath(_ call: MethodCall, reuse: Bool) -> Reply {
-        BusActor.task { [self] in
+        service.withUID(of: call.sender) { [service] uid in
             do throws(DBusError) {
-                let uid = try await service.uid(of: call.sender)
-                call.reply([.objectPath(try service.client(for: call.sender, uid: uid, reuse: reuse).path)])
+                call.reply([.objectPath(try service.client(for: call.sender, uid: try uid.get(), reuse: reuse).path)])
             } catch {
                 call.fail(error)
             }

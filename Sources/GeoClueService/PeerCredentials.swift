@@ -27,8 +27,9 @@ final class PeerCredentials {
     /// Reads a process's cgroups and real user.
     private let readProcess: @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     private var known: [String: Peer] = [:]
-    /// Connections whose credentials are being asked of the bus, and how many times.
-    private var lookups: [String: Int] = [:]
+    /// Connections whose credentials are being asked of the bus (once for each, however many wait), and what waits
+    /// for them. A waiter is a closure, not a task: a burst of new connections keeps a few dozen bytes for each.
+    private var lookups: [String: [@BusActor (Result<Peer, DBusError>) -> Void]] = [:]
     /// Connections that went away while their credentials were being asked.
     private var vanishedDuringLookup: Set<String> = []
     /// Called once with a connection's user, when it is first known.
@@ -56,6 +57,12 @@ final class PeerCredentials {
         return error
     }
 
+    /// Hands `body` the user of the connection `name`, asked of the bus unless known: at once when it is known,
+    /// otherwise on the loop once the bus answered.
+    func withUser(of name: String, _ body: @escaping @BusActor (Result<UInt32, DBusError>) -> Void) {
+        withPeer(name) { body($0.map(\.uid)) }
+    }
+
     /// The user and process of the connection `name`, asked of the bus unless known.
     func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
         let peer = try await peer(name)
@@ -69,27 +76,45 @@ final class PeerCredentials {
 
     private func peer(_ name: String) async throws(DBusError) -> Peer {
         if let peer = known[name] { return peer }
-        lookups[name, default: 0] += 1
-        defer {
-            let remaining = (lookups[name] ?? 1) - 1
-            lookups[name] = remaining > 0 ? remaining : nil
-            if remaining == 0 {
-                vanishedDuringLookup.remove(name)
-                lookups.releaseUnusedCapacity()
-            }
+        let result = await withCheckedContinuation { continuation in
+            withPeer(name) { continuation.resume(returning: $0) }
         }
-        let reply = try await connection.credentials(of: name)
-        guard !vanishedDuringLookup.contains(name) else {
-            throw DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away")
+        return try result.get()
+    }
+
+    /// Hands `body` what is known of the connection `name`: at once when it is known; otherwise once the one lookup
+    /// for it answered (started by the first that waits).
+    private func withPeer(_ name: String, _ body: @escaping @BusActor (Result<Peer, DBusError>) -> Void) {
+        if let peer = known[name] { return body(.success(peer)) }
+        lookups[name, default: []].append(body)
+        guard lookups[name]?.count == 1 else { return }
+        connection.credentials(of: name) { [self] reply in
+            let waiting = lookups.removeValue(forKey: name) ?? []
+            lookups.releaseUnusedCapacity()
+            let outcome = learn(name, from: reply)
+            for body in waiting { body(outcome) }
         }
-        if let peer = known[name] { return peer }
+    }
+
+    /// What the bus's answer about the connection `name` makes known; a connection that went away meanwhile is
+    /// not remembered.
+    private func learn(_ name: String, from answer: Result<PeerCredentialsReply, DBusError>) -> Result<Peer, DBusError>
+    {
+        let vanished = vanishedDuringLookup.remove(name) != nil
+        let reply: PeerCredentialsReply
+        switch answer {
+        case .failure(let error): return .failure(error)
+        case .success(let credentials): reply = credentials
+        }
+        guard !vanished else {
+            return .failure(DBusError(name: DBusError.Name.nameHasNoOwner, message: "\(name) went away"))
+        }
         let peer = Peer(uid: reply.uid, pid: reply.pid, identity: identity(of: name, reply))
         known[name] = peer
         onIdentified?(name, reply.uid)
-        return peer
+        return .success(peer)
     }
 
-    /// The identity that `reply`'s process and label give, or why there is none.
     private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
         let failure: String
         if let pid = reply.pid {

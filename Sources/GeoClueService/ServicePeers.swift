@@ -12,6 +12,12 @@ extension GeoClueService {
         try await credentials(of: name).uid
     }
 
+    /// Hands `body` the Unix user of the connection `name` (``PeerCredentials``): at once when it is known, otherwise
+    /// once the bus answered.
+    func withUID(of name: String, _ body: @escaping @BusActor (Result<UInt32, DBusError>) -> Void) {
+        peers.withUser(of: name, body)
+    }
+
     /// What the system says about the connection `name`'s process (``PeerCredentials``); `AccessDenied` when its
     /// process was gone before it could be read, or its sandbox says something unreadable.
     func identity(of name: String) async throws(DBusError) -> CallerIdentity {

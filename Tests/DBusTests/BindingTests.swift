@@ -324,7 +324,9 @@ struct BindingTests {
                 sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged",
                 stringArguments: [2: ""])
         ) { vanished.append($0.arguments()[0].string!) }
-        let credentials = try await pair.server.credentials(of: name)
+        let credentials = try await withCheckedContinuation { continuation in
+            pair.server.credentials(of: name) { continuation.resume(returning: $0) }
+        }.get()
         #expect(credentials.uid == getuid())
         #expect(credentials.pid == UInt32(getpid()))
         transient.close()
