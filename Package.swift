@@ -17,6 +17,8 @@ let package = Package(
             name: "CDBus", path: "Sources/CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // C interop: glibc's allocator controls (<malloc.h>), for the daemon's memory handed back after bursts.
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        // C interop: the kernel's epoll interface (<sys/epoll.h>), for the event loop.
+        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
         // C interop: libpolkit-gobject-1 and the GLib it links, loaded with dlopen at the first check.
         .target(
             name: "CPolkit", exclude: ["abi-check.c"],
@@ -37,8 +39,8 @@ let package = Package(
         .target(
             name: "Modem", dependencies: ["DBus", "Loop", "WhereaboutsCore", "WhereaboutsProviders"],
             swiftSettings: strict),
-        // A poll(2) event loop that is also a Swift SerialExecutor; it knows nothing of the domain.
-        .target(name: "Loop", swiftSettings: strict),
+        // An epoll(7) event loop that is also a Swift SerialExecutor; it knows nothing of the domain.
+        .target(name: "Loop", dependencies: ["CEpoll"], swiftSettings: strict),
         // The event loop as the domain's TimerScheduler, and `scheduleOnBus` for `@BusActor` timer actions.
         .target(name: "LoopScheduling", dependencies: ["Loop", "WhereaboutsCore"], swiftSettings: strict),
         // The only module that imports libdbus.
@@ -84,6 +86,7 @@ let package = Package(
         .target(
             name: "TestSupport", dependencies: ["DBus", "Loop", "TestBasics", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(name: "CoreTests", dependencies: ["WhereaboutsCore", "TestBasics"], swiftSettings: strict),
+        .testTarget(name: "LoopTests", dependencies: ["Loop"], swiftSettings: strict),
         .testTarget(
             name: "StorageTests", dependencies: ["WhereaboutsStorage", "WhereaboutsCore"], swiftSettings: strict),
         .testTarget(
@@ -191,8 +194,8 @@ if extras {
 /// `WHEREABOUTS_PURE=1`: only what builds with the Swift toolchain alone (no C library's headers, no Debian package)
 /// and the tests of it, for the fast loop as an ordinary user (HACKING.md): `WHEREABOUTS_PURE=1 swift test`.
 let pureModules: Set<String> = [
-    "WhereaboutsCore", "WhereaboutsStorage", "WhereaboutsProviders", "Loop", "LoopScheduling", "TestBasics",
-    "CoreTests", "StorageTests", "ProvidersTests",
+    "WhereaboutsCore", "WhereaboutsStorage", "WhereaboutsProviders", "Loop", "CEpoll", "LoopScheduling", "TestBasics",
+    "CoreTests", "StorageTests", "ProvidersTests", "LoopTests",
 ]
 if Context.environment["WHEREABOUTS_PURE"] == "1" {
     package.products = []

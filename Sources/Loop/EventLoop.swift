@@ -1,10 +1,11 @@
+import CEpoll
 import Synchronization
 
 #if canImport(Glibc)
     @preconcurrency import Glibc
 #endif
 
-/// Readiness a file-descriptor watch asks for or reports, as `poll(2)` events.
+/// Readiness a file-descriptor watch asks for or reports, as `poll(2)` events (which `epoll(7)` numbers alike).
 public struct IOEvents: OptionSet, Sendable, Hashable {
     public let rawValue: Int16
     public init(rawValue: Int16) { self.rawValue = rawValue }
@@ -34,7 +35,12 @@ public struct TimerID: Hashable, Sendable {
     package init(raw: UInt64) { self.raw = raw }
 }
 
-/// One thread running a `poll(2)` loop: file-descriptor watches, timers and queued work.
+/// One thread running an `epoll(7)` loop: file-descriptor watches, timers and queued work.
+///
+/// Watches keep `poll(2)`'s meaning: level-triggered, several watches on one descriptor (libdbus watches a socket
+/// for reading and for writing apart), a paused watch not woken even by a hang-up, and a descriptor epoll refuses
+/// (a regular file) always ready. The kernel keeps the set, so a wake-up costs the same with 1000 connections on the
+/// loop as with one, where `poll(2)` passed and scanned all of them on every turn.
 ///
 /// It is also a Swift `SerialExecutor`, the executor of ``BusActor``, so actor-isolated code and the loop's own
 /// callbacks run on the same thread, in order, without hops. It is a `TaskExecutor` as well: a task that prefers it
@@ -51,6 +57,18 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         var handler: @BusActor @Sendable (IOEvents) -> Void
     }
 
+    /// The watches on one descriptor, and what the epoll set holds for it.
+    private struct Descriptor {
+        /// Tells this registration of the descriptor's number from an earlier one whose events may still be in
+        /// hand after its watches were removed and the number reused.
+        var generation: UInt32
+        var watches: [UInt64] = []
+        /// The events the epoll set waits for; empty when it is not in the set.
+        var registered: IOEvents = []
+        /// epoll refused it (a regular file): `poll(2)` calls such a descriptor always ready, and so does the loop.
+        var alwaysReady = false
+    }
+
     private struct PendingTimer {
         var deadline: Int64
         var handler: @BusActor @Sendable () -> Void
@@ -61,6 +79,10 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         var jobs: [UnownedJob] = []
         var closures: [@BusActor @Sendable () -> Void] = []
         var watches: [UInt64: Watch] = [:]
+        var descriptors: [Int32: Descriptor] = [:]
+        /// How many descriptors are ``Descriptor/alwaysReady`` with a watch that is not paused.
+        var alwaysReadyCount = 0
+        var nextGeneration: UInt32 = 1
         var timers: [UInt64: PendingTimer] = [:]
         var deadlines = DeadlineHeap()
         var nextID: UInt64 = 1
@@ -71,6 +93,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     private nonisolated(unsafe) var shared = Shared()
     private let wakeRead: Int32
     private let wakeWrite: Int32
+    private let epoll: Int32
     private nonisolated(unsafe) var thread = pthread_t()
 
     /// Creates a loop and starts its thread.
@@ -83,6 +106,12 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         }
         wakeRead = fds[0]
         wakeWrite = fds[1]
+        epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epoll >= 0 else { fatalError("event loop: epoll_create1 failed, errno \(errno)") }
+        var wakeEvent = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: Self.wakeKey))
+        guard epoll_ctl(epoll, EPOLL_CTL_ADD, wakeRead, &wakeEvent) == 0 else {
+            fatalError("event loop: epoll_ctl failed, errno \(errno)")
+        }
         let context = Unmanaged.passRetained(self).toOpaque()
         let started = pthread_create(
             &thread, nil,
@@ -128,22 +157,71 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
             let id = shared.nextID
             shared.nextID += 1
             shared.watches[id] = Watch(fd: fd, events: events, handler: handler)
+            if shared.descriptors[fd] == nil {
+                shared.descriptors[fd] = Descriptor(generation: shared.nextGeneration)
+                shared.nextGeneration &+= 1
+            }
+            shared.descriptors[fd]?.watches.append(id)
+            synchronise(fd, &shared, evenIfUnchanged: true)
             return id
         }
-        wake()
         return WatchID(raw: id)
     }
 
     /// Changes the events a watch waits for; an empty set pauses it.
     public func updateWatch(_ id: WatchID, events: IOEvents) {
-        withShared { $0.watches[id.raw]?.events = events }
-        wake()
+        withShared { shared in
+            guard let fd = shared.watches[id.raw]?.fd else { return }
+            shared.watches[id.raw]?.events = events
+            synchronise(fd, &shared)
+        }
     }
 
     /// Stops a watch. Its handler is not called again once this returns on the loop thread.
     public func removeWatch(_ id: WatchID) {
-        withShared { _ = $0.watches.removeValue(forKey: id.raw) }
-        wake()
+        withShared { shared in
+            guard let fd = shared.watches.removeValue(forKey: id.raw)?.fd else { return }
+            shared.descriptors[fd]?.watches.removeAll { $0 == id.raw }
+            synchronise(fd, &shared)
+        }
+    }
+
+    /// Makes the epoll set wait for what `fd`'s watches ask, and forgets `fd` once it has none. A descriptor whose
+    /// watches are all paused leaves the set, since epoll reports errors and hang-ups even for no events. A new
+    /// watch tells the kernel even when the events are unchanged: the number may be a new descriptor's, its old one
+    /// closed before its watches were removed and so dropped from the set.
+    private func synchronise(_ fd: Int32, _ shared: inout Shared, evenIfUnchanged: Bool = false) {
+        guard var descriptor = shared.descriptors[fd] else { return }
+        let wanted = descriptor.watches.reduce(into: IOEvents()) { $0.formUnion(shared.watches[$1]?.events ?? []) }
+        if descriptor.alwaysReady {
+            let wasWaiting = !descriptor.registered.isEmpty
+            descriptor.registered = wanted
+            shared.alwaysReadyCount += (wanted.isEmpty ? 0 : 1) - (wasWaiting ? 1 : 0)
+        } else if wanted != descriptor.registered || (evenIfUnchanged && !wanted.isEmpty) {
+            var event = epoll_event(
+                events: UInt32(UInt16(bitPattern: wanted.rawValue)),
+                data: epoll_data_t(u64: UInt64(descriptor.generation) << 32 | UInt64(UInt32(bitPattern: fd))))
+            let operation =
+                wanted.isEmpty ? EPOLL_CTL_DEL : descriptor.registered.isEmpty ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+            if epoll_ctl(epoll, operation, fd, &event) == 0
+                // Closed and its number reused before its watches were removed: the kernel dropped the old one.
+                || (operation == EPOLL_CTL_MOD && errno == ENOENT && epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0)
+            {
+                descriptor.registered = wanted
+            } else if errno == EPERM {
+                descriptor.alwaysReady = true
+                descriptor.registered = wanted
+                shared.alwaysReadyCount += 1
+            } else if wanted.isEmpty {
+                // Closed before its watch was removed: the kernel dropped it from the set already.
+                descriptor.registered = []
+            }
+        }
+        if descriptor.watches.isEmpty {
+            shared.descriptors[fd] = nil
+        } else {
+            shared.descriptors[fd] = descriptor
+        }
     }
 
     /// Calls `handler` once on the loop thread after `delay`.
@@ -189,24 +267,60 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     }
 
     private func run() -> Never {
-        var pollSet: [pollfd] = []
-        var pollIDs: [UInt64] = []
+        var events = [epoll_event](repeating: epoll_event(), count: 64)
+        var ready: [(fd: Int32, generation: UInt32, events: IOEvents)] = []
         while true {
             runQueuedWork()
             runDueTimers()
-            let timeout = preparePoll(&pollSet, &pollIDs)
-            let ready = poll(&pollSet, nfds_t(pollSet.count), timeout)
+            let timeout = sleepTimeout()
+            let count = epoll_wait(epoll, &events, Int32(events.count), timeout)
             withShared { $0.sleeping = false }
-            if ready < 0 {
-                guard errno == EINTR else { fatalError("event loop: poll failed, errno \(errno)") }
+            if count < 0 {
+                guard errno == EINTR else { fatalError("event loop: epoll_wait failed, errno \(errno)") }
                 continue
             }
-            if pollSet[0].revents != 0 { drainWakePipe() }
-            for index in 1..<pollSet.count where pollSet[index].revents != 0 {
-                let revents = IOEvents(rawValue: pollSet[index].revents)
-                guard let handler = withShared({ $0.watches[pollIDs[index]]?.handler }) else { continue }
-                BusActor.assumeIsolated { handler(revents) }
+            ready.removeAll(keepingCapacity: true)
+            for event in events.prefix(Int(count)) {
+                let key = event.data.u64
+                if key == Self.wakeKey {
+                    drainWakePipe()
+                    continue
+                }
+                ready.append(
+                    (
+                        Int32(bitPattern: UInt32(truncatingIfNeeded: key)), UInt32(truncatingIfNeeded: key >> 32),
+                        IOEvents(rawValue: Int16(truncatingIfNeeded: event.events))
+                    ))
             }
+            withShared { shared in
+                guard shared.alwaysReadyCount > 0 else { return }
+                for (fd, descriptor) in shared.descriptors
+                where descriptor.alwaysReady && !descriptor.registered.isEmpty {
+                    ready.append((fd, descriptor.generation, descriptor.registered))
+                }
+            }
+            for descriptor in ready {
+                dispatch(descriptor.events, on: descriptor.fd, generation: descriptor.generation)
+            }
+        }
+    }
+
+    /// Calls the handler of each of `fd`'s watches that asked for any of `events`, or is told of an error or a
+    /// hang-up, looking each up just before its call: an earlier handler may have removed or paused it.
+    private func dispatch(_ events: IOEvents, on fd: Int32, generation: UInt32) {
+        guard
+            let watches = withShared({ shared in
+                shared.descriptors[fd].flatMap { $0.generation == generation ? $0.watches : nil }
+            })
+        else { return }
+        for id in watches {
+            let call: (handler: @BusActor @Sendable (IOEvents) -> Void, events: IOEvents)? = withShared { shared in
+                guard let watch = shared.watches[id], !watch.events.isEmpty else { return nil }
+                let reported = events.intersection(watch.events.union([.error, .hangup]))
+                return reported.isEmpty ? nil : (watch.handler, reported)
+            }
+            guard let call else { continue }
+            BusActor.assumeIsolated { call.handler(call.events) }
         }
     }
 
@@ -244,18 +358,14 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         }
     }
 
-    /// Fills the poll set (wake pipe first) and returns the poll timeout in milliseconds.
-    private func preparePoll(_ pollSet: inout [pollfd], _ pollIDs: inout [UInt64]) -> Int32 {
-        pollSet.removeAll(keepingCapacity: true)
-        pollIDs.removeAll(keepingCapacity: true)
-        pollSet.append(pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0))
-        pollIDs.append(0)
-        return withShared { shared in
-            for (id, watch) in shared.watches where !watch.events.isEmpty {
-                pollSet.append(pollfd(fd: watch.fd, events: watch.events.rawValue, revents: 0))
-                pollIDs.append(id)
-            }
-            if !shared.jobs.isEmpty || !shared.closures.isEmpty { return 0 }
+    /// The key of the wake pipe's event; a watched descriptor's key is its generation and number, never this.
+    private static let wakeKey = UInt64.max
+
+    /// How long the loop may sleep, in milliseconds (-1 for as long as nothing happens): not at all with work queued
+    /// or a descriptor always ready, else until the next timer is due.
+    private func sleepTimeout() -> Int32 {
+        withShared { shared in
+            if !shared.jobs.isEmpty || !shared.closures.isEmpty || shared.alwaysReadyCount > 0 { return 0 }
             while let top = shared.deadlines.peek, shared.timers[top.id] == nil { shared.deadlines.pop() }
             shared.sleeping = true
             guard let next = shared.deadlines.peek else { return -1 }
