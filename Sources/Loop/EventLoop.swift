@@ -87,6 +87,16 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         var deadlines = DeadlineHeap()
         var nextID: UInt64 = 1
         var sleeping = false
+
+        /// The heap keeps a cancelled timer until it would have come due: every call answered before its timeout
+        /// cancels one, so a burst of calls would leave the heap, and the capacity of both tables, as large as the
+        /// calls of a whole timeout. Once fewer than half of its entries are live, both are rebuilt from the live
+        /// timers alone, which costs each cancellation a constant share.
+        mutating func compactTimersIfSparse() {
+            guard deadlines.count > 64, deadlines.count > 2 * timers.count else { return }
+            timers = Dictionary(uniqueKeysWithValues: timers.map { ($0.key, $0.value) })
+            deadlines = DeadlineHeap(timers.map { (deadline: $0.value.deadline, id: $0.key) })
+        }
     }
 
     private let lock = Mutex(())
@@ -241,8 +251,14 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
 
     /// Cancels a timer; a timer that already fired or was cancelled is ignored.
     public func cancel(_ id: TimerID) {
-        withShared { _ = $0.timers.removeValue(forKey: id.raw) }
+        withShared { shared in
+            guard shared.timers.removeValue(forKey: id.raw) != nil else { return }
+            shared.compactTimersIfSparse()
+        }
     }
+
+    /// How many entries the timers' deadline heap holds, cancelled ones included (for the tests).
+    package var deadlineEntryCount: Int { withShared { $0.deadlines.count } }
 
     // MARK: The loop
 
@@ -405,6 +421,16 @@ extension Duration {
 struct DeadlineHeap {
     private var items: [(deadline: Int64, id: UInt64)] = []
 
+    init() {}
+
+    /// A heap of `entries`, in any order, its storage their size.
+    init(_ entries: [(deadline: Int64, id: UInt64)]) {
+        items = entries
+        for parent in stride(from: items.count / 2 - 1, through: 0, by: -1) { siftDown(from: parent) }
+    }
+
+    var count: Int { items.count }
+
     var peek: (deadline: Int64, id: UInt64)? { items.first }
 
     mutating func push(deadline: Int64, id: UInt64) {
@@ -422,7 +448,11 @@ struct DeadlineHeap {
         guard !items.isEmpty else { return }
         items.swapAt(0, items.count - 1)
         items.removeLast()
-        var parent = 0
+        siftDown(from: 0)
+    }
+
+    private mutating func siftDown(from start: Int) {
+        var parent = start
         while true {
             let left = 2 * parent + 1
             let right = left + 1

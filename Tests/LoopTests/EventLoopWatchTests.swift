@@ -3,7 +3,8 @@ import Loop
 import Testing
 
 /// The event loop's descriptor watches keep `poll(2)`'s meaning on epoll: several watches on one descriptor, paused
-/// watches told nothing, regular files always ready, a reused descriptor number watched afresh. The time limit turns
+/// watches told nothing, regular files always ready, a reused descriptor number watched afresh; and cancelled timers
+/// do not pile up. The time limit turns
 /// a watch that is never told into a failure rather than a hang; it is wide because in the whole suite these tests
 /// share the loop with every other, and wait their turns.
 @Suite("Event loop watches", .timeLimit(.minutes(5)))
@@ -94,6 +95,15 @@ struct EventLoopWatchTests {
         try send(peer)
         await calls.waitForCalls(1)
         #expect(calls.events.first == .readable)
+    }
+
+    /// Each call answered before its timeout cancels a timer; a burst of them must not leave the heap of deadlines
+    /// holding one entry for each until its timeout would have come.
+    @Test func cancelledTimersDoNotPileUpInTheHeap() {
+        let timers = (0..<10_000).map { _ in EventLoop.main.schedule(after: .seconds(3600)) {} }
+        timers.forEach(EventLoop.main.cancel)
+        // Other suites' timers share the loop, so the bound leaves them room; without compaction it is 10,000.
+        #expect(EventLoop.main.deadlineEntryCount < 2000)
     }
 
     // MARK: Helpers
