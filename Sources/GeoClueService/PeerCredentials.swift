@@ -115,6 +115,7 @@ final class PeerCredentials {
         return .success(peer)
     }
 
+    /// The identity that `reply`'s process and label give, or why there is none.
     private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
         let failure: String
         if let pid = reply.pid {

@@ -63,10 +63,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         /// hand after its watches were removed and the number reused.
         var generation: UInt32
         var watches: [UInt64] = []
-        /// The events the epoll set waits for; empty when it is not in the set.
+        /// The events the epoll set waits for (or, for one it refused, the loop); empty when nothing waits.
         var registered: IOEvents = []
-        /// epoll refused it (a regular file): `poll(2)` calls such a descriptor always ready, and so does the loop.
-        var alwaysReady = false
     }
 
     private struct PendingTimer {
@@ -80,8 +78,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         var closures: [@BusActor @Sendable () -> Void] = []
         var watches: [UInt64: Watch] = [:]
         var descriptors: [Int32: Descriptor] = [:]
-        /// How many descriptors are ``Descriptor/alwaysReady`` with a watch that is not paused.
-        var alwaysReadyCount = 0
+        /// The descriptors epoll refused (regular files): `poll(2)` calls them always ready, and so does the loop.
+        var refused: Set<Int32> = []
         var nextGeneration: UInt32 = 1
         var timers: [UInt64: PendingTimer] = [:]
         var deadlines = DeadlineHeap()
@@ -203,10 +201,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     private func synchronise(_ fd: Int32, _ shared: inout Shared, evenIfUnchanged: Bool = false) {
         guard var descriptor = shared.descriptors[fd] else { return }
         let wanted = descriptor.watches.reduce(into: IOEvents()) { $0.formUnion(shared.watches[$1]?.events ?? []) }
-        if descriptor.alwaysReady {
-            let wasWaiting = !descriptor.registered.isEmpty
+        if shared.refused.contains(fd) {
             descriptor.registered = wanted
-            shared.alwaysReadyCount += (wanted.isEmpty ? 0 : 1) - (wasWaiting ? 1 : 0)
         } else if wanted != descriptor.registered || (evenIfUnchanged && !wanted.isEmpty) {
             var event = epoll_event(
                 events: UInt32(UInt16(bitPattern: wanted.rawValue)),
@@ -219,9 +215,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
             {
                 descriptor.registered = wanted
             } else if errno == EPERM {
-                descriptor.alwaysReady = true
+                shared.refused.insert(fd)
                 descriptor.registered = wanted
-                shared.alwaysReadyCount += 1
             } else if wanted.isEmpty {
                 // Closed before its watch was removed: the kernel dropped it from the set already.
                 descriptor.registered = []
@@ -229,6 +224,7 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
         }
         if descriptor.watches.isEmpty {
             shared.descriptors[fd] = nil
+            shared.refused.remove(fd)
         } else {
             shared.descriptors[fd] = descriptor
         }
@@ -309,9 +305,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
                     ))
             }
             withShared { shared in
-                guard shared.alwaysReadyCount > 0 else { return }
-                for (fd, descriptor) in shared.descriptors
-                where descriptor.alwaysReady && !descriptor.registered.isEmpty {
+                for fd in shared.refused {
+                    guard let descriptor = shared.descriptors[fd], !descriptor.registered.isEmpty else { continue }
                     ready.append((fd, descriptor.generation, descriptor.registered))
                 }
             }
@@ -381,7 +376,8 @@ public final class EventLoop: SerialExecutor, TaskExecutor, @unchecked Sendable 
     /// or a descriptor always ready, else until the next timer is due.
     private func sleepTimeout() -> Int32 {
         withShared { shared in
-            if !shared.jobs.isEmpty || !shared.closures.isEmpty || shared.alwaysReadyCount > 0 { return 0 }
+            let refusedWaiting = shared.refused.contains { shared.descriptors[$0]?.registered.isEmpty == false }
+            if !shared.jobs.isEmpty || !shared.closures.isEmpty || refusedWaiting { return 0 }
             while let top = shared.deadlines.peek, shared.timers[top.id] == nil { shared.deadlines.pop() }
             shared.sleeping = true
             guard let next = shared.deadlines.peek else { return -1 }
