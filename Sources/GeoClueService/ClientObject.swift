@@ -50,6 +50,8 @@ final class ClientObject: ExportedObject {
     private var lastKnown: LocationObject?
     /// True once the owner has used Whereabouts' own interfaces; until then their `PropertiesChanged` is not sent.
     private var usesWhereaboutsInterfaces = false
+    /// The property changes of the event being carried out, announced once it is done (``apply(_:answering:)``).
+    private var changesInEvent: ClientPropertyChanges?
 
     init(id: UInt32, owner: String, service: GeoClueService) {
         self.id = id
@@ -233,9 +235,25 @@ final class ClientObject: ExportedObject {
     // MARK: Events and effects
 
     /// Hands `event` to the client's life and carries out what follows; `call` is the `Start` the event is about,
-    /// when it is a `Start`.
+    /// when it is a `Start`. The property changes it makes are announced together once it is done
+    /// (``ClientPropertyChanges``); an event handed over meanwhile is part of it.
     func apply(_ event: Life.Event, answering call: MethodCall? = nil) {
+        let outermost = changesInEvent == nil
+        if outermost { changesInEvent = ClientPropertyChanges() }
         for effect in life.handle(event) { perform(effect, call: call) }
+        guard outermost, let changes = changesInEvent else { return }
+        changesInEvent = nil
+        for (interface, values) in changes.announcements { emitChanged(values, interface: interface) }
+    }
+
+    /// Tells the owner that `name` of `interface` went from `before` to `after`: with the other changes of the event
+    /// being carried out, or at once outside any.
+    private func changed(_ name: String, of interface: String, from before: DBusValue, to after: DBusValue) {
+        guard changesInEvent != nil else {
+            if after != before { emitChanged([name: after], interface: interface) }
+            return
+        }
+        changesInEvent?.note(name, of: interface, from: before, to: after)
     }
 
     private func perform(_ effect: Life.Effect, call: MethodCall?) {
@@ -261,9 +279,10 @@ final class ClientObject: ExportedObject {
         case .failRequests(let ids, let failure):
             let error = requestError(failure)
             for id in ids { requests.removeValue(forKey: id)?.fail(error) }
-        case .activeChanged(let active): emitChanged(["Active": .boolean(active)], interface: GeoClue.clientInterface)
+        case .activeChanged(let active):
+            changed("Active", of: GeoClue.clientInterface, from: .boolean(!active), to: .boolean(active))
         case .availableChanged(let available):
-            emitChanged(["Available": .boolean(available)], interface: Whereabouts.clientInterface)
+            changed("Available", of: Whereabouts.clientInterface, from: .boolean(!available), to: .boolean(available))
         case .availabilitySignalled(let available, let reason):
             service.connection.emitSignal(
                 path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
@@ -370,7 +389,7 @@ final class ClientObject: ExportedObject {
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
-        emitChanged(["Location": .objectPath(object.path)], interface: GeoClue.clientInterface)
+        changed("Location", of: GeoClue.clientInterface, from: .objectPath(oldPath), to: .objectPath(object.path))
     }
 
     /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`: on GeoClue's
