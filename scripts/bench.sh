@@ -7,7 +7,8 @@
 # cost on the bus (about 2 minutes), wbnet for network positioning (both services: GeoClue's
 # Wi-Fi source run on the same scans, about 13 minutes, then each service's CPU per scan, about 8) and wbload for both services, each with a real polkitd and
 # the package's policy, and prints the table and the JSON; both are kept in build/bench/.
-# Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
+# Then wbload --floor: the bursts against two stand-in services that do the least, one keeping GeoClue's contract
+# (floor.txt). Then wbload --attacks: a probe user's GetClient while one user keeps up each of six attacks (attacks.txt).
 # Last, wbload --regions: whereaboutsd's CPU per fix with 10,000 regions against none, and memory per region
 # (regions.txt).
 # BENCH_SOAK_SECONDS (600) sets the length of the 1 fix/s soak with 1000 clients; a shorter one gives a quick run.
@@ -51,6 +52,8 @@ echo "bench: network positioning (wbnet)..." >&2
 "$bin/wbnet" --scan-cpu | tee "$out/wbnet-scan-cpu.txt" >&2
 echo "bench: whereaboutsd and GeoClue 2.6 (wbload, soak ${BENCH_SOAK_SECONDS:-600} s each)..." >&2
 "$bin/wbload" --soak-seconds "${BENCH_SOAK_SECONDS:-600}" --gpsd-report "$out/wbbench.txt" --output "$out"
+echo "bench: the bursts against a service that does the least, and one that keeps the contract (wbload --floor)..." >&2
+"$bin/wbload" --floor --burst-runs 5 --output "$out" >&2
 echo "bench: what one user's attacks do to another user's GetClient (wbload --attacks)..." >&2
 "$bin/wbload" --attacks 20 --output "$out" >&2
 echo "bench: geofencing, CPU per fix with 10,000 regions and memory per region (wbload --regions)..." >&2

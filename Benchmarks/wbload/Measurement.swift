@@ -23,6 +23,9 @@ struct Options: Sendable {
     /// With `--regions`, only the regions bench runs (``measureRegions(on:_:)``), measuring this many fixes.
     var regions = false
     var fixes = 2000
+    /// With `--floor`, only the bursts run, against the two floor services (``FloorKind``) and the services
+    /// (``measureFloor(on:_:)``).
+    var floor = false
     /// With `--memory-steps`, only the memory steps run (``measureMemorySteps(on:_:)``), up to these client counts;
     /// `--hold` waits that many seconds after each step, `--step-timeout` waits that long for a round's
     /// fixes (a daemon under a heap profiler is slow), `--settle` waits that long before each reading.
@@ -35,8 +38,8 @@ struct Options: Sendable {
         var options = Options()
         var rest = arguments[...]
         while let flag = rest.popFirst() {
-            if flag == "--regions" {
-                options.regions = true
+            if flag == "--regions" || flag == "--floor" {
+                if flag == "--regions" { options.regions = true } else { options.floor = true }
                 continue
             }
             guard let text = rest.popFirst() else { usage() }
@@ -80,6 +83,7 @@ struct Options: Sendable {
                 + " [--gpsd-report WBBENCH-OUTPUT]"
                 + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]"
                 + " [--regions [--fixes N (2000)], alone: CPU per fix and memory per region with 10,000 regions]"
+                + " [--floor, alone: the bursts against a service that does the least any could, and the services]"
                 + " [--memory-steps N,N,… [--hold SECONDS] [--step-timeout SECONDS (60)] [--settle SECONDS (3)],"
                 + " alone: whereaboutsd's memory by kind of mapping as clients are added]")
         exit(2)
@@ -115,6 +119,9 @@ struct Figures: Sendable {
     var afterChurn = Memory.zero
     /// The bus messages of a later client's life.
     var life = LifeMessages()
+    /// The same while another client keeps the receiver read, so that a fix is at hand when it starts, as for
+    /// the clients of a burst.
+    var lifeWithFix = LifeMessages()
 
     /// Service CPU per delivered `LocationUpdated`, microseconds.
     var cpuPerUpdate: Double { soakCPU.service / Double(max(soakUpdates, 1)) * 1e6 }
@@ -208,7 +215,8 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
     log("\(kind.rawValue): idle RSS \(figures.idle.rss) KiB, private \(figures.idle.privateKiB) KiB")
     figures.life = try await LifeMessages.count(on: bench, app: Contender.desktopId)
     log(
-        "\(kind.rawValue): a client's life, \(figures.life.total) bus messages, \(figures.life.service) from the service"
+        "\(kind.rawValue): a client's life, \(figures.life.total) bus messages, \(figures.life.service) from the service:"
+            + " \(figures.life.serviceSequence.joined(separator: ", "))"
     )
 
     // One client keeps the receiver read, as a desktop with any location user does.
@@ -218,6 +226,13 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
             "no fix reached the first client of \(kind.rawValue) (\(keeper.refusal ?? "no refusal")):\n"
                 + (contender.process?.log ?? ""))
     }
+
+    // A life while a fix is at hand, as for the clients of a burst.
+    figures.lifeWithFix = try await LifeMessages.count(on: bench, app: Contender.desktopId, othersActive: true)
+    log(
+        "\(kind.rawValue): a client's life with a fix at hand, \(figures.lifeWithFix.total) bus messages,"
+            + " \(figures.lifeWithFix.service) from the service: \(figures.lifeWithFix.serviceSequence.joined(separator: ", "))"
+    )
 
     func note(_ round: Round, _ label: String) {
         figures.unserved += round.unserved

@@ -92,6 +92,9 @@ struct Report {
             row(
                 "  of them the service's calls and what they set off", { Double($0.life.serviceCalls) }, unit: "",
                 digits: 0),
+            row(
+                "bus messages, the same with a fix at hand (a burst's)", { Double($0.lifeWithFix.total) }, unit: "",
+                digits: 0),
         ]
         for size in Set([1, 100, 200, options.clients]).sorted() {
             let label = "first location, \(size) at once, own connections"
@@ -189,6 +192,7 @@ struct Report {
                 "life_messages": [
                     "total": figures.life.total, "clients": figures.life.clients,
                     "service_signals": figures.life.serviceSignals, "service_calls": figures.life.serviceCalls,
+                    "with_fix_at_hand": figures.lifeWithFix.total,
                 ],
                 "first_location": firstLocation,
                 "first_location_pooled": [

@@ -14,12 +14,16 @@
 // daemon (Tests/Clients/attack.py) with a probe user's GetClient timed during each (``Attack``); `--regions`
 // what geofencing costs: CPU per fix with 10,000 regions over 10 apps against none, and memory per region
 // (``measureRegions(on:_:)``); `--memory-steps 250,500,1000` whereaboutsd's memory by kind of mapping as clients
-// are added (``measureMemorySteps(on:_:)``).
+// are added (``measureMemorySteps(on:_:)``); `--floor` the bursts against a service that does the least any could
+// (``FloorManager``), beside the real ones (``measureFloor(on:_:)``).
 import Foundation
 import Glibc
 import TestSupport
 
 if CommandLine.arguments.dropFirst().first == "--load-child" { runLoadChild(Array(CommandLine.arguments.dropFirst(2))) }
+if CommandLine.arguments.dropFirst().first == "--floor-service" {
+    runFloorService(Array(CommandLine.arguments.dropFirst(2)))
+}
 let options = Options.parse(Array(CommandLine.arguments.dropFirst()))
 Task.detached {
     do {
@@ -31,6 +35,7 @@ Task.detached {
         if !options.memorySteps.isEmpty {
             try finish(try await measureMemorySteps(on: bench, options), "memory-steps.txt", bench)
         }
+        if options.floor { try finish(try await measureFloor(on: bench, options), "floor.txt", bench) }
         if options.regions {
             try finish(regionTable(try await measureRegions(on: bench, options)), "regions.txt", bench)
         }
