@@ -27,9 +27,11 @@ extension AppIdentityParsing {
     public static func caller(cgroup: String, securityLabel: [UInt8], uid: UInt32) throws(AppIdentityError)
         -> CallerIdentity
     {
-        let flatpak = try flatpakApp(cgroup: cgroup)
+        // Read once: the sandboxes, the portal's unit and the hint are each told from the same placements.
+        let placements = CgroupPlacement.placements(in: cgroup)
+        let flatpak = try flatpakApp(placements)
         let labelled = try snapApp(securityLabel: securityLabel)
-        let scoped = try snapScopeApp(cgroup: cgroup)
+        let scoped = try snapScopeApp(placements)
         if let labelled, let scoped, labelled != scoped {
             throw AppIdentityError(.snapLabelAndScopeDisagree(label: labelled, scope: scoped))
         }
@@ -42,7 +44,7 @@ extension AppIdentityParsing {
         case (nil, nil): sandbox = .unconfined
         }
         return CallerIdentity(
-            sandbox: sandbox, isDesktopPortal: sandbox == .unconfined && isDesktopPortal(cgroup: cgroup, uid: uid),
-            desktopHint: desktopHint(cgroup: cgroup))
+            sandbox: sandbox, isDesktopPortal: sandbox == .unconfined && isDesktopPortal(placements, uid: uid),
+            desktopHint: desktopHint(placements))
     }
 }

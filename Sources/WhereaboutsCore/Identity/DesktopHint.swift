@@ -14,7 +14,12 @@ extension AppIdentityParsing {
     /// `app-<ApplicationID>-autostart.service`. The hint has 1 to 255 bytes of ASCII letters, digits, `.`, `_` and
     /// `-`, starting with a letter, a digit or `_`; the two hierarchies of a hybrid system must give the same one.
     public static func desktopHint(cgroup text: String) -> String? {
-        let hints = CgroupPlacement.placements(in: text).map { desktopHint(on: $0.components) }
+        desktopHint(CgroupPlacement.placements(in: text))
+    }
+
+    /// ``desktopHint(cgroup:)`` of the placements read from a process's `/proc/PID/cgroup`.
+    static func desktopHint(_ placements: [CgroupPlacement]) -> String? {
+        let hints = placements.map { desktopHint(on: $0.components) }
         guard let first = hints.first, hints.allSatisfy({ $0 == first }) else { return nil }
         return first
     }

@@ -11,7 +11,11 @@ extension AppIdentityParsing {
     /// either in `uid`'s manager, so neither can pass for the portal. A process of `uid` outside any sandbox can
     /// (it owns its manager's cgroups): one more way for it to claim an id, as it always can.
     public static func isDesktopPortal(cgroup text: String, uid: UInt32) -> Bool {
-        let placements = CgroupPlacement.placements(in: text)
+        isDesktopPortal(CgroupPlacement.placements(in: text), uid: uid)
+    }
+
+    /// ``isDesktopPortal(cgroup:uid:)`` of the placements read from a process's `/proc/PID/cgroup`.
+    static func isDesktopPortal(_ placements: [CgroupPlacement], uid: UInt32) -> Bool {
         let manager = "user@\(uid).service"
         return !placements.isEmpty
             && placements.allSatisfy { placement in

@@ -15,8 +15,13 @@ extension AppIdentityParsing {
     /// - Throws: ``AppIdentityError`` when a Flatpak scope's name cannot be read or its id is not a valid
     ///   application id, when one path holds the scopes of two apps, or when the hierarchies disagree.
     public static func flatpakApp(cgroup text: String) throws(AppIdentityError) -> String? {
+        try flatpakApp(CgroupPlacement.placements(in: text))
+    }
+
+    /// ``flatpakApp(cgroup:)`` of the placements read from a process's `/proc/PID/cgroup`.
+    static func flatpakApp(_ placements: [CgroupPlacement]) throws(AppIdentityError) -> String? {
         var first: (hierarchy: String, app: String?)?
-        for placement in CgroupPlacement.placements(in: text) {
+        for placement in placements {
             let app = try flatpakApp(on: placement.components)
             guard let first else {
                 first = (placement.hierarchy, app)

@@ -10,8 +10,13 @@ extension AppIdentityParsing {
     /// - Throws: ``AppIdentityError`` for a scope whose tag is a hook's or not an app's, or when the hierarchies
     ///   name different apps.
     public static func snapScopeApp(cgroup text: String) throws(AppIdentityError) -> String? {
+        try snapScopeApp(CgroupPlacement.placements(in: text))
+    }
+
+    /// ``snapScopeApp(cgroup:)`` of the placements read from a process's `/proc/PID/cgroup`.
+    static func snapScopeApp(_ placements: [CgroupPlacement]) throws(AppIdentityError) -> String? {
         var found: String??
-        for placement in CgroupPlacement.placements(in: text) {
+        for placement in placements {
             var app: String?
             for component in placement.components {
                 if let scoped = try snapApp(ofScope: component) { app = scoped }
