@@ -243,17 +243,20 @@ final class ClientObject: ExportedObject {
         for effect in life.handle(event) { perform(effect, call: call) }
         guard outermost, let changes = changesInEvent else { return }
         changesInEvent = nil
-        for (interface, values) in changes.announcements { emitChanged(values, interface: interface) }
+        announce(changes)
     }
 
-    /// Tells the owner that `name` of `interface` went from `before` to `after`: with the other changes of the event
-    /// being carried out, or at once outside any.
-    private func changed(_ name: String, of interface: String, from before: DBusValue, to after: DBusValue) {
-        guard changesInEvent != nil else {
-            if after != before { emitChanged([name: after], interface: interface) }
-            return
-        }
-        changesInEvent?.note(name, of: interface, from: before, to: after)
+    /// Notes a change with the others of the event being carried out, or announces it at once outside any.
+    private func changed(_ note: (inout ClientPropertyChanges) -> Void) {
+        guard changesInEvent == nil else { return note(&changesInEvent!) }
+        var changes = ClientPropertyChanges()
+        note(&changes)
+        announce(changes)
+    }
+
+    private func announce(_ changes: ClientPropertyChanges) {
+        if let values = changes.geoClueValues { emitChanged(values, interface: GeoClue.clientInterface) }
+        if let values = changes.whereaboutsValues { emitChanged(values, interface: Whereabouts.clientInterface) }
     }
 
     private func perform(_ effect: Life.Effect, call: MethodCall?) {
@@ -280,9 +283,9 @@ final class ClientObject: ExportedObject {
             let error = requestError(failure)
             for id in ids { requests.removeValue(forKey: id)?.fail(error) }
         case .activeChanged(let active):
-            changed("Active", of: GeoClue.clientInterface, from: .boolean(!active), to: .boolean(active))
+            changed { $0.active(from: !active, to: active) }
         case .availableChanged(let available):
-            changed("Available", of: Whereabouts.clientInterface, from: .boolean(!available), to: .boolean(available))
+            changed { $0.available(from: !available, to: available) }
         case .availabilitySignalled(let available, let reason):
             service.connection.emitSignal(
                 path: path, interface: Whereabouts.clientInterface, member: "AvailabilityChanged",
@@ -389,7 +392,7 @@ final class ClientObject: ExportedObject {
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
             arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
-        changed("Location", of: GeoClue.clientInterface, from: .objectPath(oldPath), to: .objectPath(object.path))
+        changed { $0.location(from: oldPath, to: object.path) }
     }
 
     /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`: on GeoClue's
