@@ -181,27 +181,29 @@ enum BurstTarget: Sendable, Hashable {
 /// Returns the table.
 func measureFloor(on bench: BenchBus, _ options: Options) async throws -> String {
     let targets = FloorKind.allCases.map(BurstTarget.floor) + options.services.map(BurstTarget.service)
+    let watch = try await NameWatch(address: bench.bus.address)
     var results: [BurstTarget: BurstFigures] = [:]
     for _ in 0..<options.burstRuns {
         for target in targets {
-            let run = try await measureBursts(of: target, on: bench, options)
+            await watch.reset()
+            let run = try await measureBursts(of: target, on: bench, watch: watch, options)
             results[target, default: BurstFigures()].add(run)
         }
     }
     return floorTable(targets: targets, results: results, options: options)
 }
 
-private func measureBursts(of target: BurstTarget, on bench: BenchBus, _ options: Options) async throws
-    -> BurstFigures
+/// Starts `target`, runs its bursts once, and stops it, `watch` telling when it owns and has released its name.
+private func measureBursts(of target: BurstTarget, on bench: BenchBus, watch: NameWatch, _ options: Options)
+    async throws -> BurstFigures
 {
-    let watch = try await NameWatch(address: bench.bus.address)
     let pid: pid_t
     let stop: @Sendable () async -> Void
     switch target {
     case .floor(let kind):
         let directory = try TemporaryDirectory.make(prefix: "wbload-floor")
         let process = try ChildProcess(
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath(),
+            URL(fileURLWithPath: RemoteLoad.executablePath),
             ["--floor-service", bench.bus.address, kind.rawValue], environment: bench.bus.environment,
             logFile: directory.appendingPathComponent("floor.log"))
         pid = process.pid
@@ -215,16 +217,17 @@ private func measureBursts(of target: BurstTarget, on bench: BenchBus, _ options
         pid = try contender.pid
         stop = { @concurrent in contender.shutdown() }
     }
+    let figures: BurstFigures
     do {
         _ = try await watch.waitUntilOwned()
-        let figures = try await runBursts(serviceProcess: pid, target: target, on: bench, options)
-        await stop()
-        try await watch.waitUntilReleased()
-        return figures
+        figures = try await runBursts(serviceProcess: pid, target: target, on: bench, options)
     } catch {
         await stop()
         throw error
     }
+    await stop()
+    try await watch.waitUntilReleased()
+    return figures
 }
 
 private func runBursts(serviceProcess pid: pid_t, target: BurstTarget, on bench: BenchBus, _ options: Options)
@@ -236,10 +239,7 @@ private func runBursts(serviceProcess pid: pid_t, target: BurstTarget, on bench:
     defer { load.quit() }
     let meter = CPUMeter(service: pid, load: load.pids, bus: bench.bus.pid, polkit: bench.polkitPid)
     try await load.registerAgent(as: GeoClueHarness.agentId)
-    let keeper = try await load.round(1, .own, desktopId: Contender.desktopId, timeout: 20)
-    guard keeper.times.count == 1 else {
-        throw TestEnvironmentError("no fix reached the first client of \(target.name): \(keeper.refusal ?? "")")
-    }
+    let keeper = try await load.startKeeper(of: target.name)
     var figures = BurstFigures()
     for size in [100, 200, options.clients] {
         await pause(seconds: 1)

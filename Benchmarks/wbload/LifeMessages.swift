@@ -27,14 +27,14 @@ struct LifeMessages: Sendable {
 
     static let script = ProjectPaths.clients.appendingPathComponent("client_life.py")
 
-    /// Records a life of a client of `app` on `bench`'s bus; a first life, not counted, makes this one a later
-    /// client of the app (the service's one-time setup and polkit's first answer done, as on a desktop). With
-    /// `othersActive`, other clients are being served meanwhile (at 1 fix/s): what concerns their client objects
+    /// Records a life of a later client of `app` on `bench`'s bus (the service's one-time setup and polkit's first
+    /// answer done, as on a desktop): a first life, not counted, makes it one. With `othersActive`, other clients of
+    /// `app` are being served meanwhile (at 1 fix/s), which makes it one already: what concerns their client objects
     /// is left out, and the bus counts as quiet after 0.4 s without a message instead of 1 s.
     @concurrent
     static func count(on bench: BenchBus, app: String, othersActive: Bool = false) async throws -> LifeMessages {
         let quiet = othersActive ? 0.4 : 1
-        _ = try life(on: bench, app: app, quiet: quiet)
+        if !othersActive { _ = try life(on: bench, app: app, quiet: quiet) }
         var (client, messages) = try life(on: bench, app: app, quiet: quiet)
         if othersActive {
             // The life's client object is the one its first call on a client names.

@@ -219,13 +219,7 @@ func measure(_ kind: ServiceKind, on bench: BenchBus, _ options: Options) async 
             + " \(figures.life.serviceSequence.joined(separator: ", "))"
     )
 
-    // One client keeps the receiver read, as a desktop with any location user does.
-    let keeper = try await load.round(1, .own, desktopId: Contender.desktopId, timeout: 20)
-    guard keeper.times.count == 1 else {
-        throw TestEnvironmentError(
-            "no fix reached the first client of \(kind.rawValue) (\(keeper.refusal ?? "no refusal")):\n"
-                + (contender.process?.log ?? ""))
-    }
+    let keeper = try await load.startKeeper(of: kind.rawValue) { contender.process?.log ?? "" }
 
     // A life while a fix is at hand, as for the clients of a burst.
     figures.lifeWithFix = try await LifeMessages.count(on: bench, app: Contender.desktopId, othersActive: true)

@@ -87,8 +87,7 @@ func measureMemorySteps(on bench: BenchBus, _ options: Options) async throws -> 
     await pause(seconds: options.settleSeconds)
     let idle = MappedMemory.read(pid)
     log("memory steps: idle: \(idle)")
-    let keeper = try await load.round(1, .own, desktopId: Contender.desktopId, timeout: options.stepTimeout)
-    guard keeper.times.count == 1 else { throw TestEnvironmentError("no fix reached the first client") }
+    _ = try await load.startKeeper(of: "whereaboutsd", timeout: options.stepTimeout)
     let loadBefore = Machine.loadAverage()
     func hold(at step: Int) async {
         guard options.holdSeconds > 0 else { return }

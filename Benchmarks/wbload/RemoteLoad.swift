@@ -67,6 +67,22 @@ final class LoadFleet: @unchecked Sendable {
         return Round(groups: groups, times: times, unserved: unserved, refusal: refusal)
     }
 
+    /// Starts the one client that keeps the service's receiver read for the rounds after it, as a desktop with any
+    /// location user has one, waiting up to `timeout` seconds for its first fix; without one, throws naming
+    /// `service`, with what `serviceLog` then gives.
+    @concurrent func startKeeper(
+        of service: String, timeout: Int = 20, serviceLog: @Sendable () -> String = { "" }
+    ) async throws -> Round {
+        let keeper = try await round(1, .own, desktopId: Contender.desktopId, timeout: timeout)
+        guard keeper.times.count == 1 else {
+            let log = serviceLog()
+            throw TestEnvironmentError(
+                "no fix reached the first client of \(service) (\(keeper.refusal ?? "no refusal"))"
+                    + (log.isEmpty ? "" : ":\n" + log))
+        }
+        return keeper
+    }
+
     /// Stops and deletes a round's clients, closing their own connections.
     @concurrent func delete(_ round: Round) async throws {
         let owners = zip(children, round.groups).filter { $0.1 >= 0 }
@@ -125,7 +141,7 @@ final class RemoteLoad: @unchecked Sendable {
     }
 
     /// This program's own path, which the child runs.
-    private static var executablePath: String {
+    static var executablePath: String {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     }
 

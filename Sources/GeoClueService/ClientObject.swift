@@ -246,12 +246,10 @@ final class ClientObject: ExportedObject {
         announce(changes)
     }
 
-    /// Notes a change with the others of the event being carried out, or announces it at once outside any.
+    /// Notes a change with the others of the event being carried out: effects are performed only within
+    /// ``apply(_:answering:)``, which holds them and announces them.
     private func changed(_ note: (inout ClientPropertyChanges) -> Void) {
-        guard changesInEvent == nil else { return note(&changesInEvent!) }
-        var changes = ClientPropertyChanges()
-        note(&changes)
-        announce(changes)
+        if changesInEvent != nil { note(&changesInEvent!) }
     }
 
     private func announce(_ changes: ClientPropertyChanges) {
