@@ -36,8 +36,8 @@ final class RegionWatch {
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
     /// The full count of what the regions need, due at the next turn of the loop.
     private var demandRecount: ScheduledTimer?
-    /// The look, after a save, for users whose file could not be written.
-    private var failureCheck: ScheduledTimer?
+    /// The save again of the users whose file could not be written, armed when a write failed.
+    private var retry: ScheduledTimer?
     /// "Pending events dropped" lines, a few per user every 10 s.
     private var droppedLines = RateLimiter<UInt32>()
     /// Called with whether any region or pending event is kept, when that changes (the idle exit waits while one
@@ -51,6 +51,7 @@ final class RegionWatch {
         self.store = store
         if let store { monitor = store.load(now: service.clock.wallNow) { service.logger.error($0) } }
         wasKeeping = !monitor.isEmpty
+        store?.whenWritesFail { [weak self] in EventLoop.main.execute { self?.writeFailed() } }
     }
 
     /// True while any region or pending event is kept.
@@ -257,16 +258,16 @@ final class RegionWatch {
         let users = monitor.takeChangedUsers()
         guard !users.isEmpty, let store else { return }
         store.save(users.map { monitor.records(ofUser: $0) })
-        checkForFailedWrites(of: store)
     }
 
-    /// ``stateSaveDelay`` after a save, has the users whose file could not be written (a full disk) saved again,
-    /// with whatever they keep by then; while writes fail, so every ``stateSaveDelay``.
-    private func checkForFailedWrites(of store: RegionStore) {
-        guard failureCheck == nil else { return }
-        failureCheck = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
+    /// A write failed (a full disk): ``stateSaveDelay`` later the users whose file could not be written are saved
+    /// again, with whatever they keep by then; while writes fail, so every ``stateSaveDelay``. Nothing is looked
+    /// at after a write that did not fail, so an idle daemon is not woken.
+    private func writeFailed() {
+        guard retry == nil, let store else { return }
+        retry = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
             guard let self else { return }
-            self.failureCheck = nil
+            self.retry = nil
             let failed = store.takeFailedUsers()
             guard !failed.isEmpty else { return }
             self.monitor.noteChanged(failed)

@@ -34,8 +34,8 @@ final class UsageHistory {
     private var clientUses: [UInt32: (key: UseKey, demanded: AccuracyLevel)] = [:]
     private var pendingWrite: ScheduledTimer?
     private var expiry: ScheduledTimer?
-    /// The look, after a write, for users whose file could not be written.
-    private var failureCheck: ScheduledTimer?
+    /// The write again of the files that could not be written, armed when a write failed.
+    private var retry: ScheduledTimer?
 
     /// Whose a use is.
     private struct UseKey: Hashable {
@@ -63,6 +63,7 @@ final class UsageHistory {
         self.service = service
         self.store = store
         if let store { book = store.load(now: service.clock.wallNow) { service.logger.error($0) } }
+        store?.whenWritesFail { [weak self] in EventLoop.main.execute { self?.writeFailed() } }
     }
 
     /// Writes at once what loading found to be written again (a torn line, entries expired or left out).
@@ -168,7 +169,6 @@ final class UsageHistory {
         for user in store.takeFailedUsers() { book.writeFailed(ofUser: user) }
         let writes = book.takeWrites(now: service.clock.wallNow)
         store.save(writes)
-        if !writes.isEmpty { checkForFailedWrites(of: store) }
         if let expiry { service.timers.cancelTimer(expiry) }
         expiry = book.nextExpiry.map { due in
             service.timers.scheduleOnBus(after: max(.seconds(1), due.since(service.clock.wallNow))) { [weak self] in
@@ -187,13 +187,14 @@ final class UsageHistory {
         }
     }
 
-    /// ``retryDelay`` after a write, has the files that could not be written (a full disk) written whole again;
-    /// while writes fail, so every ``retryDelay``.
-    private func checkForFailedWrites(of store: HistoryStore) {
-        guard failureCheck == nil else { return }
-        failureCheck = service.timers.scheduleOnBus(after: Self.retryDelay) { [weak self] in
+    /// A write failed (a full disk): ``retryDelay`` later the files that could not be written are written whole
+    /// again; while writes fail, so every ``retryDelay``. Nothing is looked at after a write that did not fail, so
+    /// an idle daemon is not woken.
+    private func writeFailed() {
+        guard retry == nil, let store else { return }
+        retry = service.timers.scheduleOnBus(after: Self.retryDelay) { [weak self] in
             guard let self else { return }
-            self.failureCheck = nil
+            self.retry = nil
             let failed = store.takeFailedUsers()
             guard !failed.isEmpty else { return }
             for user in failed { self.book.writeFailed(ofUser: user) }

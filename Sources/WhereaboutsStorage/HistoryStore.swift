@@ -1,4 +1,3 @@
-import Synchronization
 import WhereaboutsCore
 
 #if canImport(Glibc)
@@ -18,23 +17,22 @@ public struct HistoryStore: Sendable {
     public let folder: String
     private let writer: BackgroundWriter<[UInt32: HistoryWrite]>
     /// The users whose last write failed, until ``takeFailedUsers()``.
-    private let failedUsers: FailedHistoryUsers
+    private let failed = FailedWrites()
 
     /// The store that goes with the grants file `grantsPath`; a failed write is told to `saveFailed`, on the
     /// writer's thread, and its user kept for ``takeFailedUsers()``.
     public init(besideGrantsAt grantsPath: String, saveFailed: @escaping @Sendable (String) -> Void) {
         let folder = DurableFile(named: "history.d", besideFileAt: grantsPath).path
         self.folder = folder
-        let failed = FailedHistoryUsers()
-        self.failedUsers = failed
+        let failed = self.failed
         writer = BackgroundWriter(
             write: { writes in
                 for (user, write) in writes.sorted(by: { $0.key < $1.key }) {
                     do {
                         try HistoryStore.perform(write, in: folder)
                     } catch {
-                        failed.users.withLock { _ = $0.insert(user) }
                         saveFailed("\(error)")
+                        failed.failed(user)
                     }
                 }
             },
@@ -73,12 +71,11 @@ public struct HistoryStore: Sendable {
 
     /// The users whose file could not be written since the last call; they are forgotten, and their files are to be
     /// written whole (``HistoryBook/writeFailed(ofUser:)``).
-    public func takeFailedUsers() -> Set<UInt32> {
-        failedUsers.users.withLock { users in
-            defer { users = [] }
-            return users
-        }
-    }
+    public func takeFailedUsers() -> Set<UInt32> { failed.take() }
+
+    /// Has `action` called, on the writer's thread, after each write that failed (``takeFailedUsers()`` then names
+    /// its users).
+    public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the writes handed over are done, for a process about to end.
     public func flush() { writer.flush() }
@@ -113,9 +110,4 @@ public struct HistoryStore: Sendable {
         case .append(_, let lines): try file.append(lines)
         }
     }
-}
-
-/// The users whose file could not be written, shared by the store and its writer's thread.
-private final class FailedHistoryUsers: Sendable {
-    let users = Mutex<Set<UInt32>>([])
 }

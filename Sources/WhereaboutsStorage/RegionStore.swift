@@ -1,4 +1,3 @@
-import Synchronization
 import WhereaboutsCore
 
 #if canImport(Glibc)
@@ -27,7 +26,7 @@ public struct RegionStore: Sendable {
     private let earlier: DurableFile
     private let writer: BackgroundWriter<[UInt32: RegionUserRecords]>
     /// The users whose last write failed, until ``takeFailedUsers()``.
-    private let failed = FailedUsers()
+    private let failed = FailedWrites()
 
     /// The store that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
     /// writer's thread, and its user kept for ``takeFailedUsers()``.
@@ -42,8 +41,8 @@ public struct RegionStore: Sendable {
                     do {
                         try RegionStore.write(records, in: folder)
                     } catch {
-                        failed.users.withLock { _ = $0.insert(records.user) }
                         saveFailed("\(error)")
+                        failed.failed(records.user)
                     }
                 }
             },
@@ -104,12 +103,11 @@ public struct RegionStore: Sendable {
 
     /// The users whose file could not be written since the last call (a full or failing disk); they are forgotten,
     /// and are to be saved again.
-    public func takeFailedUsers() -> Set<UInt32> {
-        failed.users.withLock { users in
-            defer { users = [] }
-            return users
-        }
-    }
+    public func takeFailedUsers() -> Set<UInt32> { failed.take() }
+
+    /// Has `action` called, on the writer's thread, after each write that failed (``takeFailedUsers()`` then names
+    /// its users).
+    public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the regions handed over are written, for a process about to end.
     public func flush() { writer.flush() }
@@ -176,9 +174,4 @@ public struct RegionStore: Sendable {
         }
         try file.write(RegionFile.serialize(records))
     }
-}
-
-/// The users whose file could not be written, shared by the store and its writer's thread.
-private final class FailedUsers: Sendable {
-    let users = Mutex<Set<UInt32>>([])
 }

@@ -21,13 +21,14 @@ final class InProcessService {
     let log = LogLines()
 
     /// Starts the service on a new private bus, without polkit: every app is authorised, as with `polkit=false`
-    /// and no agent. Regions are kept in `regionStore` when one is given, and in memory alone otherwise.
-    init(regionStore: RegionStore? = nil) async throws {
+    /// and no agent. Regions and the history of use are kept in `regionStore` and `historyStore` when given, and in
+    /// memory alone otherwise.
+    init(regionStore: RegionStore? = nil, historyStore: HistoryStore? = nil) async throws {
         bus = try PrivateBus()
         connection = try Connection.open(address: bus.address)
         service = GeoClueService(
             connection: connection, configuration: .default, clock: clock, timers: clock, logger: log,
-            regionStore: regionStore)
+            regionStore: regionStore, historyStore: historyStore)
         service.onDemandChanged = { [weak self] level in self?.demands.append(level) }
         try await service.start()
         service.setAvailableLevel(.exact)
@@ -35,6 +36,14 @@ final class InProcessService {
 
     /// Moves the service's time on by `duration`, running every timer due by then.
     func advance(by duration: Duration) { clock.advance(by: duration) }
+
+    /// Waits until the loop has run the work queued before this call: what another thread told the service (a
+    /// store's writer, of a write that failed) has then been taken in.
+    func runQueuedWork() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            EventLoop.main.execute { done.resume() }
+        }
+    }
 
     /// Hands the service a fix `metres` north of 51°N 10°E, measured now.
     func deliver(northOf metres: Double = 0) {
