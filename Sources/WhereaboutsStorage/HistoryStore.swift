@@ -16,7 +16,8 @@ public struct HistoryStore: Sendable {
     /// The folder of the users' files.
     public let folder: String
     private let writer: BackgroundWriter<[UInt32: HistoryWrite]>
-    /// The users whose last write failed, until ``takeFailedUsers()``.
+    /// The users whose last write failed, until ``takeFailedUsers()``, and who is told of them
+    /// (``whenWritesFail(_:)``).
     private let failed = FailedWrites()
 
     /// The store that goes with the grants file `grantsPath`; a failed write is told to `saveFailed`, on the
@@ -73,8 +74,8 @@ public struct HistoryStore: Sendable {
     /// written whole (``HistoryBook/writeFailed(ofUser:)``).
     public func takeFailedUsers() -> Set<UInt32> { failed.take() }
 
-    /// Has `action` called, on the writer's thread, after each write that failed (``takeFailedUsers()`` then names
-    /// its users).
+    /// Has `action` called on the writer's thread when a user's file could not be written and no other failed user
+    /// was waiting to be taken (``takeFailedUsers()`` names them all); a later call replaces the action.
     public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the writes handed over are done, for a process about to end.

@@ -25,7 +25,8 @@ public struct RegionStore: Sendable {
     public let folder: String
     private let earlier: DurableFile
     private let writer: BackgroundWriter<[UInt32: RegionUserRecords]>
-    /// The users whose last write failed, until ``takeFailedUsers()``.
+    /// The users whose last write failed, until ``takeFailedUsers()``, and who is told of them
+    /// (``whenWritesFail(_:)``).
     private let failed = FailedWrites()
 
     /// The store that goes with the grants file `grantsPath`; a failed save is told to `saveFailed`, on the
@@ -105,8 +106,8 @@ public struct RegionStore: Sendable {
     /// and are to be saved again.
     public func takeFailedUsers() -> Set<UInt32> { failed.take() }
 
-    /// Has `action` called, on the writer's thread, after each write that failed (``takeFailedUsers()`` then names
-    /// its users).
+    /// Has `action` called on the writer's thread when a user's file could not be written and no other failed user
+    /// was waiting to be taken (``takeFailedUsers()`` names them all); a later call replaces the action.
     public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the regions handed over are written, for a process about to end.

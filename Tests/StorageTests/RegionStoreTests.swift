@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import WhereaboutsCore
 import WhereaboutsStorage
@@ -124,8 +125,11 @@ struct RegionStoreTests {
         #expect(read.count == 1 && read.changedUsers == [1000], "\(lines)")
         let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
         #expect(!names.contains("regions") && names.contains { $0.hasPrefix("regions.migrated-") }, "\(names)")
+        let told = Mutex(0)
+        store.whenWritesFail { told.withLock { $0 += 1 } }
         store.save(read.takeChangedUsers().map { read.records(ofUser: $0) })
         store.flush()
+        #expect(told.withLock { $0 } == 1)
         #expect(store.takeFailedUsers() == [1000])
         #expect(store.load(now: Self.now) { _ in }.count == 0, "the earlier store was taken in again")
     }
