@@ -36,8 +36,8 @@ final class RegionWatch {
     private var deadline: (at: WallTime, timer: ScheduledTimer)?
     /// The full count of what the regions need, due at the next turn of the loop.
     private var demandRecount: ScheduledTimer?
-    /// The save again of the users whose file could not be written, armed when a write failed.
-    private var retry: ScheduledTimer?
+    /// The save again of the users whose file could not be written.
+    private var retry: FailedWriteRetry?
     /// "Pending events dropped" lines, a few per user every 10 s.
     private var droppedLines = RateLimiter<UInt32>()
     /// Called with whether any region or pending event is kept, when that changes (the idle exit waits while one
@@ -51,7 +51,13 @@ final class RegionWatch {
         self.store = store
         if let store { monitor = store.load(now: service.clock.wallNow) { service.logger.error($0) } }
         wasKeeping = !monitor.isEmpty
-        store?.whenWritesFail { [weak self] in EventLoop.main.execute { self?.writeFailed() } }
+        retry = store.map { store in
+            FailedWriteRetry(store: store, timers: service.timers, delay: Self.stateSaveDelay) { [weak self] failed in
+                // Saved again with whatever they keep by then.
+                self?.monitor.noteChanged(failed)
+                self?.saveNow()
+            }
+        }
     }
 
     /// True while any region or pending event is kept.
@@ -258,21 +264,6 @@ final class RegionWatch {
         let users = monitor.takeChangedUsers()
         guard !users.isEmpty, let store else { return }
         store.save(users.map { monitor.records(ofUser: $0) })
-    }
-
-    /// A write failed (a full disk): ``stateSaveDelay`` later the users whose file could not be written are saved
-    /// again, with whatever they keep by then; while writes fail, so every ``stateSaveDelay``. Nothing is looked
-    /// at after a write that did not fail, so an idle daemon is not woken.
-    private func writeFailed() {
-        guard retry == nil, let store else { return }
-        retry = service.timers.scheduleOnBus(after: Self.stateSaveDelay) { [weak self] in
-            guard let self else { return }
-            self.retry = nil
-            let failed = store.takeFailedUsers()
-            guard !failed.isEmpty else { return }
-            self.monitor.noteChanged(failed)
-            self.saveNow()
-        }
     }
 
     /// Writes the changed users' files `delay` from now, with whatever else changes meanwhile, or sooner if a write

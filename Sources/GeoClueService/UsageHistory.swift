@@ -34,8 +34,8 @@ final class UsageHistory {
     private var clientUses: [UInt32: (key: UseKey, demanded: AccuracyLevel)] = [:]
     private var pendingWrite: ScheduledTimer?
     private var expiry: ScheduledTimer?
-    /// The write again of the files that could not be written, armed when a write failed.
-    private var retry: ScheduledTimer?
+    /// The write again, whole, of the files that could not be written.
+    private var retry: FailedWriteRetry?
 
     /// Whose a use is.
     private struct UseKey: Hashable {
@@ -63,7 +63,12 @@ final class UsageHistory {
         self.service = service
         self.store = store
         if let store { book = store.load(now: service.clock.wallNow) { service.logger.error($0) } }
-        store?.whenWritesFail { [weak self] in EventLoop.main.execute { self?.writeFailed() } }
+        retry = store.map { store in
+            FailedWriteRetry(store: store, timers: service.timers, delay: Self.retryDelay) { [weak self] failed in
+                for user in failed { self?.book.writeFailed(ofUser: user) }
+                self?.write(after: .zero)
+            }
+        }
     }
 
     /// Writes at once what loading found to be written again (a torn line, entries expired or left out).
@@ -184,21 +189,6 @@ final class UsageHistory {
         pendingWrite = service.timers.scheduleOnBus(after: delay) { [weak self] in
             self?.pendingWrite = nil
             self?.writeNow()
-        }
-    }
-
-    /// A write failed (a full disk): ``retryDelay`` later the files that could not be written are written whole
-    /// again; while writes fail, so every ``retryDelay``. Nothing is looked at after a write that did not fail, so
-    /// an idle daemon is not woken.
-    private func writeFailed() {
-        guard retry == nil, let store else { return }
-        retry = service.timers.scheduleOnBus(after: Self.retryDelay) { [weak self] in
-            guard let self else { return }
-            self.retry = nil
-            let failed = store.takeFailedUsers()
-            guard !failed.isEmpty else { return }
-            for user in failed { self.book.writeFailed(ofUser: user) }
-            self.write(after: .zero)
         }
     }
 }

@@ -12,7 +12,7 @@ import WhereaboutsCore
 /// done together: new lines appended to a user's file (then flushed to disk), or the file replaced whole,
 /// atomically, or removed. A file that cannot be read or parsed is moved aside and costs its user's history only; a
 /// last line a crash cut short is dropped, with a log line, and the file written whole at the next write.
-public struct HistoryStore: Sendable {
+public struct HistoryStore: FailedWriteReporting {
     /// The folder of the users' files.
     public let folder: String
     private let writer: BackgroundWriter<[UInt32: HistoryWrite]>
@@ -74,8 +74,6 @@ public struct HistoryStore: Sendable {
     /// written whole (``HistoryBook/writeFailed(ofUser:)``).
     public func takeFailedUsers() -> Set<UInt32> { failed.take() }
 
-    /// Has `action` called on the writer's thread when a user's file could not be written and no other failed user
-    /// was waiting to be taken (``takeFailedUsers()`` names them all); a later call replaces the action.
     public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the writes handed over are done, for a process about to end.

@@ -14,7 +14,7 @@ import WhereaboutsCore
 /// parsed is moved aside and costs its user's regions only: the app sees them gone from `ListRegions` and adds
 /// them again, rather than being told of a place it never was. The one file `regions` of earlier versions is read
 /// once, written into the users' files and removed.
-public struct RegionStore: Sendable {
+public struct RegionStore: FailedWriteReporting {
     /// The largest user's file read: a user at ``Region/limitPerUser`` regions and
     /// ``RegionMonitor/pendingLimitPerUser`` events, every id at its longest and escaped, is about 4.5 MiB.
     public static let fileSizeLimit = 8 << 20
@@ -106,8 +106,6 @@ public struct RegionStore: Sendable {
     /// and are to be saved again.
     public func takeFailedUsers() -> Set<UInt32> { failed.take() }
 
-    /// Has `action` called on the writer's thread when a user's file could not be written and no other failed user
-    /// was waiting to be taken (``takeFailedUsers()`` names them all); a later call replaces the action.
     public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the regions handed over are written, for a process about to end.

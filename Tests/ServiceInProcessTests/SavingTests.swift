@@ -19,6 +19,27 @@ import WhereaboutsStorage
         try await body(folder)
     }
 
+    /// Writes what `store` was handed and runs what its writer told the service.
+    private static func settle(_ rig: InProcessService, _ flush: () -> Void) async {
+        flush()
+        await rig.runQueuedWork()
+    }
+
+    /// Repairs the disk (removes the regular file standing where the users' `folder` goes), then holds that the
+    /// user's file is written by the try 10 s after the last failure, not before, with `failures` still at `count`.
+    private static func expectTheRetryLands(
+        _ rig: InProcessService, _ flush: () -> Void, folder users: URL, failures: LogLines, count: Int
+    ) throws {
+        try FileManager.default.removeItem(at: users)
+        let file = users.appendingPathComponent("\(getuid())").path
+        rig.advance(by: .seconds(9))
+        flush()
+        #expect(!FileManager.default.fileExists(atPath: file))
+        rig.advance(by: .seconds(1))
+        flush()
+        #expect(FileManager.default.fileExists(atPath: file) && failures.lines.count == count, "\(failures.lines)")
+    }
+
     @Test func aFailedWriteIsTriedAgainEvery10SecondsUntilItLands() async throws {
         try await Self.inFolder { folder in
             // A regular file where the users' folder goes: every write fails, as on a failing disk, even for root.
@@ -36,27 +57,17 @@ import WhereaboutsStorage
 
             // An app's change is written a second later: the write fails, and the service is told.
             rig.advance(by: .seconds(1))
-            store.flush()
-            await rig.runQueuedWork()
+            await Self.settle(rig, store.flush)
             #expect(failures.lines.count == 1, "\(failures.lines)")
             // Nothing else changes: the user's file is tried again 10 s after the failure, and fails again.
             rig.advance(by: .seconds(9))
-            store.flush()
-            await rig.runQueuedWork()
+            await Self.settle(rig, store.flush)
             #expect(failures.lines.count == 1, "\(failures.lines)")
             rig.advance(by: .seconds(1))
-            store.flush()
-            await rig.runQueuedWork()
+            await Self.settle(rig, store.flush)
             #expect(failures.lines.count == 2, "\(failures.lines)")
             // The disk recovers, and the next try, 10 s after the second failure, lands.
-            try FileManager.default.removeItem(at: users)
-            let file = users.appendingPathComponent("\(getuid())").path
-            rig.advance(by: .seconds(9))
-            store.flush()
-            #expect(!FileManager.default.fileExists(atPath: file))
-            rig.advance(by: .seconds(1))
-            store.flush()
-            #expect(FileManager.default.fileExists(atPath: file) && failures.lines.count == 2, "\(failures.lines)")
+            try Self.expectTheRetryLands(rig, store.flush, folder: users, failures: failures, count: 2)
             let saved = store.load(now: rig.clock.wallNow) { line in Issue.record("\(line)") }
             #expect(saved.count == 1)
         }
@@ -77,8 +88,7 @@ import WhereaboutsStorage
 
             // The save due a second later is the one timer that goes; nothing is armed to look at the write after.
             rig.advance(by: .seconds(1))
-            store.flush()
-            await rig.runQueuedWork()
+            await Self.settle(rig, store.flush)
             #expect(FileManager.default.fileExists(atPath: folder.appendingPathComponent("regions.d/\(getuid())").path))
             #expect(rig.clock.armedTimers == armed - 1)
         }
@@ -103,17 +113,9 @@ import WhereaboutsStorage
 
             // The app's use ends: its entry is written at once, and the write fails.
             _ = try await app.call(client, ClientTimingTests.geoClue, "Stop")
-            store.flush()
-            await rig.runQueuedWork()
+            await Self.settle(rig, store.flush)
             #expect(failures.lines.count == 1, "\(failures.lines)")
-            try FileManager.default.removeItem(at: users)
-            let file = users.appendingPathComponent("\(getuid())").path
-            rig.advance(by: .seconds(9))
-            store.flush()
-            #expect(!FileManager.default.fileExists(atPath: file))
-            rig.advance(by: .seconds(1))
-            store.flush()
-            #expect(FileManager.default.fileExists(atPath: file) && failures.lines.count == 1, "\(failures.lines)")
+            try Self.expectTheRetryLands(rig, store.flush, folder: users, failures: failures, count: 1)
             let saved = store.load(now: rig.clock.wallNow) { line in Issue.record("\(line)") }
             #expect(
                 saved.entries(ofUser: getuid(), since: WallTime(microseconds: 0), now: rig.clock.wallNow).count == 1)
