@@ -113,16 +113,17 @@ public final class GeoClueService {
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
     /// `staticLocationFile` the location `SetStaticLocation` set, `regionStore` the regions the apps watch and
     /// `historyStore` the users' histories of location use;
-    /// `readProcess` reads a caller's cgroups, which tell its sandbox, and its real user
-    /// (``ProcessCgroup/read(pid:procRoot:)``; a test may give what it likes).
+    /// `readProcess` reads the cgroups of a caller's process, which tell its sandbox, and its effective user, given
+    /// the pid and the user the bus names (``ProcessCgroup/read(pid:connectedAs:procRoot:)``; a test may give what it
+    /// likes).
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
         staticLocationFile: StaticLocationOverrideFile? = nil, regionStore: RegionStore? = nil,
         historyStore: HistoryStore? = nil,
-        readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
-            ProcessCgroup.read(pid: $0)
+        readProcess: @escaping @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
+            ProcessCgroup.read(pid: $0, connectedAs: $1)
         }
     ) {
         self.connection = connection

@@ -24,8 +24,8 @@ final class PeerCredentials {
     }
 
     private let connection: Connection
-    /// Reads a process's cgroups and real user.
-    private let readProcess: @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
+    /// Reads the cgroups and effective user of a process, given its pid and the user the bus names for it.
+    private let readProcess: @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     private var known: [String: Peer] = [:]
     /// Connections whose credentials are being asked of the bus (once for each, however many wait), and what waits
     /// for them. A waiter is a closure, not a task: a burst of new connections keeps a few dozen bytes for each.
@@ -39,7 +39,7 @@ final class PeerCredentials {
 
     init(
         connection: Connection,
-        readProcess: @escaping @BusActor (UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
+        readProcess: @escaping @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     ) {
         self.connection = connection
         self.readProcess = readProcess
@@ -119,7 +119,7 @@ final class PeerCredentials {
     private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
         let failure: String
         if let pid = reply.pid {
-            switch readProcess(pid) {
+            switch readProcess(pid, reply.uid) {
             case .success(let process)
             where process.effectiveUser != reply.uid && process.effectiveUser != ProcessCgroup.overflowUser:
                 // The pid was reused: the process that connected is gone. (The packaged daemon maps only its own

@@ -181,3 +181,20 @@ extension FaultInjectionTests {
         #expect(try await app.get(client, GeoClueTestClient.clientInterface, "Active") == .boolean(false))
     }
 }
+
+extension FaultInjectionTests {
+    @Test func aDesktopIdWithLineBreaksForgesNoLogLine() async throws {
+        let harness = try DaemonHarness(config: staticConfig, files: ["geolocation": staticFile])
+        defer { harness.stop() }
+        try harness.startDaemon()
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { Task { @BusActor in app.close() } }
+        _ = try await app.startedClient(desktopId: "forger\n<0>forged\r\nline")
+        try Wait.until("the daemon logs the client's start", timeout: 10) {
+            harness.daemonLog.contains("started at level")
+        }
+        let lines = harness.daemonLog.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(!lines.contains { $0.hasPrefix("<0>") || $0.hasPrefix("line") }, "\(harness.daemonLog)")
+        #expect(lines.contains { $0.hasPrefix("<6>") && $0.contains("forger <0>forged  line") }, "\(harness.daemonLog)")
+    }
+}
