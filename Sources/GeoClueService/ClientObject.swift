@@ -65,7 +65,7 @@ final class ClientObject: ExportedObject {
     var interfaces: [InterfaceDescription] { [GeoClue.client, Whereabouts.client] }
 
     /// `/org/freedesktop/GeoClue2/Client/N`, made when asked: the client is found by its number (``ClientTree``).
-    var path: ObjectPath { GeoClue.clientRoot.appending(String(id)) }
+    var path: ObjectPath { ObjectPath(trusted: "\(GeoClue.clientRoot.rawValue)/\(id)") }
 
     /// The app the client's last admission decided about; it stands while the client is served, whatever
     /// `DesktopId` becomes meanwhile (GeoClue reads it at `Start` only).
@@ -385,12 +385,12 @@ final class ClientObject: ExportedObject {
     /// Publishes `fix` as the client's new Location object: the `Location` property and `LocationUpdated`.
     private func signal(_ fix: Fix) {
         let oldPath = streamed.currentPath ?? .root
-        let object = streamed.add(fix, under: self, in: service)
+        let newPath = streamed.add(fix, under: self, in: service).path
         // In GeoClue's order: the signal, then the property's change.
         service.connection.emitSignal(
             path: path, interface: GeoClue.clientInterface, member: "LocationUpdated",
-            arguments: [.objectPath(oldPath), .objectPath(object.path)], destination: owner)
-        changed { $0.location(from: oldPath, to: object.path) }
+            arguments: [.objectPath(oldPath), .objectPath(newPath)], destination: owner)
+        changed { $0.location(from: oldPath, to: newPath) }
     }
 
     /// Puts `fix` into the current Location object, with `PropertiesChanged` and no `LocationUpdated`: on GeoClue's

@@ -35,11 +35,12 @@ final class LocationObject: ExportedObject {
         set { shared = client.service.share(newValue) }
     }
 
-    /// Made from the client's number and the slot when asked, not kept: only signals and replies need it.
+    /// Made from the client's number and the slot when asked, not kept: only signals and replies need it. Written
+    /// in one piece (the client's path, the kind, the number: valid elements each), as each update asks for it.
     var path: ObjectPath {
         switch slot {
-        case .numbered(let kind, let number): client.path.appending(kind.rawValue).appending(String(number))
-        case .lastKnown: client.path.appending("LastLocation")
+        case .numbered(let kind, let number): ObjectPath(trusted: "\(client.path.rawValue)/\(kind.rawValue)/\(number)")
+        case .lastKnown: ObjectPath(trusted: "\(client.path.rawValue)/LastLocation")
         }
     }
 
