@@ -112,26 +112,20 @@ public final class GeoClueService {
     /// polkit (nil: the configuration, the stored decisions and the users' GeoClue agents decide, as in GeoClue),
     /// `grantFile` keeps the users' decisions, `servicesSwitch` the location services switch,
     /// `staticLocationFile` the location `SetStaticLocation` set, `regionStore` the regions the apps watch and
-    /// `historyStore` the users' histories of location use;
-    /// `readProcess` reads the cgroups of a caller's process, which tell its sandbox, and its effective user, given
-    /// the pid and the user the bus names (``ProcessCgroup/read(pid:connectedAs:procRoot:)``; a test may give what it
-    /// likes).
+    /// `historyStore` the users' histories of location use.
     public init(
         connection: Connection, configuration: Configuration, clock: any WhereaboutsCore.Clock,
         timers: any TimerScheduler, logger: any Logger,
         authoriser: (any Authoriser)? = nil, grantFile: GrantFile? = nil, servicesSwitch: ServicesSwitchFile? = nil,
         staticLocationFile: StaticLocationOverrideFile? = nil, regionStore: RegionStore? = nil,
-        historyStore: HistoryStore? = nil,
-        readProcess: @escaping @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError> = {
-            ProcessCgroup.read(pid: $0, connectedAs: $1)
-        }
+        historyStore: HistoryStore? = nil
     ) {
         self.connection = connection
         self.configuration = configuration
         self.clock = clock
         self.timers = timers
         activity = ServiceActivity(connection: connection)
-        peers = PeerCredentials(connection: connection, readProcess: readProcess)
+        peers = PeerCredentials(connection: connection)
         sky = SkyBroadcast(clock: clock, timers: timers)
         self.logger = logger
         self.authoriser = authoriser

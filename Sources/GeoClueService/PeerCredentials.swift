@@ -24,8 +24,6 @@ final class PeerCredentials {
     }
 
     private let connection: Connection
-    /// Reads the cgroups and effective user of a process, given its pid and the user the bus names for it.
-    private let readProcess: @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
     private var known: [String: Peer] = [:]
     /// Connections whose credentials are being asked of the bus (once for each, however many wait), and what waits
     /// for them. A waiter is a closure, not a task: a burst of new connections keeps a few dozen bytes for each.
@@ -37,12 +35,8 @@ final class PeerCredentials {
     /// Called with a connection's user and a line to log when its identity cannot be read.
     var onUnidentifiable: (@BusActor (UInt32, String) -> Void)?
 
-    init(
-        connection: Connection,
-        readProcess: @escaping @BusActor (UInt32, UInt32) -> Result<ProcessCgroup, ProcessCgroup.ReadError>
-    ) {
+    init(connection: Connection) {
         self.connection = connection
-        self.readProcess = readProcess
     }
 
     /// The user of the connection `name`, if it is known already.
@@ -119,7 +113,7 @@ final class PeerCredentials {
     private func identity(of name: String, _ reply: PeerCredentialsReply) -> Result<CallerIdentity, DBusError> {
         let failure: String
         if let pid = reply.pid {
-            switch readProcess(pid, reply.uid) {
+            switch ProcessCgroup.read(pid: pid) {
             case .success(let process)
             where process.effectiveUser != reply.uid && process.effectiveUser != ProcessCgroup.overflowUser:
                 // The pid was reused: the process that connected is gone. (The packaged daemon maps only its own

@@ -14,7 +14,7 @@ struct JournalLogger: Logger {
     /// The bytes of one log line: the priority prefix, `message` with each newline and carriage return made a space
     /// (so that a hostile value cannot forge extra log lines; both are single bytes in UTF-8, never part of another
     /// character's), and the line's end.
-    static func line(_ priority: LogPriority, _ message: String) -> [UInt8] {
+    private static func line(_ priority: LogPriority, _ message: String) -> [UInt8] {
         var line = Array("<\(priority.rawValue)>".utf8)
         line.reserveCapacity(line.count + message.utf8.count + 1)
         for byte in message.utf8 {

@@ -18,8 +18,12 @@ A refused call prints "refused NAME: MESSAGE" and the script goes on with the ne
 With IDENTITY_CLIENT_ORPHAN=1 the process that connected forks and exits at once, leaving the connection to its
 child, which makes the calls once its parent is gone and reaped: the bus then names a process that no longer
 exists.
+
+With IDENTITY_CLIENT_UNDUMPABLE=1 the process makes itself one that may not dump core (as a setuid program is)
+before it connects, and prints "undumpable" once its /proc files are root's, as the kernel makes them then.
 """
 
+import ctypes
 import os
 import sys
 
@@ -33,6 +37,11 @@ from geoclue_names import (  # noqa: E402
     SERVICE, MANAGER_PATH, MANAGER, CLIENT, LOCATION, PROPERTIES, WHEREABOUTS_CLIENT, say)
 
 address, desktop_id, steps = sys.argv[1], sys.argv[2], sys.argv[3:]
+if os.environ.get("IDENTITY_CLIENT_UNDUMPABLE") == "1":
+    PR_SET_DUMPABLE = 4
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if os.stat("/proc/self/status").st_uid == 0:
+        say("undumpable")
 loop = GLib.MainLoop()
 connection = dbus.bus.BusConnection(address, mainloop=dbus.mainloop.glib.DBusGMainLoop())
 

@@ -52,9 +52,10 @@ struct AppIdentityTests {
         }
 
         /// `identity_client.py` with `steps`, as `nobody`, after `launcher` (a cgroup's), under `sandbox`'s
-        /// `bwrap` when given, its output.
+        /// `bwrap` when given, with `environment` added to the bus's, its output.
         func client(
-            desktopId: String, _ steps: [String], cgroup: UnitCgroup? = nil, sandbox: String? = nil
+            desktopId: String, _ steps: [String], cgroup: UnitCgroup? = nil, sandbox: String? = nil,
+            environment: [String: String] = [:]
         ) throws -> String {
             let script = ProjectPaths.clients.appendingPathComponent("identity_client.py").path
             let arguments = [script, harness.bus.address, desktopId] + steps
@@ -69,7 +70,8 @@ struct AppIdentityTests {
             }
             command = (cgroup?.launcher ?? []) + command
             let result = try Unprivileged.run(
-                command, asUser: nil, environment: harness.bus.environment, in: harness.directory, timeout: 30)
+                command, asUser: nil, environment: harness.bus.environment.merging(environment) { $1 },
+                in: harness.directory, timeout: 30)
             return result.output
         }
 
@@ -197,6 +199,20 @@ struct AppIdentityTests {
             grants.output
                 == "\(setup.nobody)\t\(Self.maps)\talways\tverified\n\(setup.nobody)\t\(Self.notes)\talways\n",
             "\(grants.output)")
+    }
+
+    @Test func aProcessThatMayNotDumpCoreIsStillItsOwnUsers() throws {
+        let setup = try Setup()
+        defer { setup.stop() }
+        // Its /proc files are root's then; the service takes the user from the /proc/PID folder, which stays the
+        // process's effective user's, and serves it as nobody's claimed Notes, whose grant is nobody's.
+        let output = try setup.client(
+            desktopId: Self.notes, ["identity", "check", "locate"], environment: ["IDENTITY_CLIENT_UNDUMPABLE": "1"])
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(
+            lines.prefix(3) == ["undumpable", "identity claimed:\(Self.notes) hint -", "status authorisedAlways"],
+            "\(output)")
+        #expect(lines.count == 4 && lines[3].hasPrefix("fix "), "\(output)")
     }
 
     @Test func aProcessGoneBeforeItIsReadIsRefusedNotTakenForUnsandboxed() throws {
