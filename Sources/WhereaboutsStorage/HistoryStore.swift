@@ -74,6 +74,8 @@ public struct HistoryStore: FailedWriteReporting {
     /// written whole (``HistoryBook/writeFailed(ofUser:)``).
     public func takeFailedUsers() -> Set<UInt32> { failed.take() }
 
+    /// Has `action` called on the writer's thread when a user's file could not be written and no failed user was
+    /// waiting to be taken; a later call replaces the action.
     public func whenWritesFail(_ action: @escaping @Sendable () -> Void) { failed.whenWritesFail(action) }
 
     /// Waits until the writes handed over are done, for a process about to end.
