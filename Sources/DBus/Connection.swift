@@ -29,6 +29,8 @@ public final class Connection {
     /// Method calls read and not yet handled, served one caller at a time in turn (``serveCalls()``).
     var turns = CallTurns<Message>()
     var servingScheduled = false
+    /// True while calls wait for the bus to take the answers already sent (``serveCalls()``).
+    var servingHeldForBus = false
 
     /// Called once when the connection to the bus is lost.
     public var onDisconnect: (@BusActor () -> Void)?
@@ -100,6 +102,7 @@ public final class Connection {
     public func send(_ message: Message) {
         guard !closed else { return }
         dbus_connection_send(raw, message.raw, nil)
+        if servingHeldForBus { resumeServingIfBusCaughtUp() }
     }
 
     /// Writes everything queued, blocking until done; for use just before exiting.
@@ -127,6 +130,7 @@ public final class Connection {
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, milliseconds) != 0, let pending else {
             throw DBusError(name: DBusError.Name.disconnected, message: "not connected to the bus")
         }
+        if servingHeldForBus { resumeServingIfBusCaughtUp() }
         return pending
     }
 

@@ -11,6 +11,13 @@ extension Connection {
     private static let callsPerServing = 128
     /// The calls kept waiting, of all callers, beyond which the rest is left in the socket for the bus to hold.
     private static let maximumWaitingCalls = 65_536
+    /// The bytes waiting for the bus (``outgoingBytes``) above which no further call is served: its answer could
+    /// only wait in memory behind the others. The bus reads a connection a few kilobytes per turn of its own loop,
+    /// so callers on many connections can bring it calls far faster than it takes their answers; without this,
+    /// one user's pipelined `Introspect` calls kept a hundred megabytes of answers in the daemon.
+    static let servingPausesAbove = 1 << 20
+    /// The bytes waiting for the bus at or below which held calls are served again.
+    static let servingResumesAtOrBelow = 1 << 19
 
     func handleFiltered(_ message: Message) -> Bool {
         guard message.kind == .signal else { return false }
@@ -53,11 +60,13 @@ extension Connection {
     /// bus again; the rest is served on the next turn of the loop, once what the bus sent meanwhile is read.
     func serveCalls() {
         var served = 0
-        while served < Self.callsPerServing, !closed, let message = turns.next(now: monotonicNanoseconds()) {
+        while served < Self.callsPerServing, !closed, !busIsBehind(),
+            let message = turns.next(now: monotonicNanoseconds())
+        {
             dispatchMethodCall(message)
             served += 1
         }
-        guard !turns.isEmpty, !closed, !servingScheduled else { return }
+        guard !turns.isEmpty, !closed, !servingScheduled, !servingHeldForBus else { return }
         servingScheduled = true
         // A timer, not queued work: the loop polls its descriptors before it runs the timer. When only slowed
         // callers wait, at the first one's time.
@@ -69,6 +78,23 @@ extension Connection {
             self.readAvailable()
             self.drain()
         }
+    }
+
+    /// Whether the bus is too far behind for another call to be served (``servingPausesAbove``); once it is, until
+    /// it has caught up to ``servingResumesAtOrBelow``.
+    private func busIsBehind() -> Bool {
+        let waiting = outgoingBytes
+        servingHeldForBus = waiting > (servingHeldForBus ? Self.servingResumesAtOrBelow : Self.servingPausesAbove)
+        return servingHeldForBus
+    }
+
+    /// Serves the calls held for the bus, on the next turn of the loop, once it has taken all but
+    /// ``servingResumesAtOrBelow`` of what waits for it. libdbus writes to the socket when its write watch fires
+    /// and when a message is sent; both call this.
+    func resumeServingIfBusCaughtUp() {
+        guard servingHeldForBus, !closed, outgoingBytes <= Self.servingResumesAtOrBelow else { return }
+        servingHeldForBus = false
+        EventLoop.main.execute { [weak self] in self?.drain() }
     }
 
     /// Reads all the bus has sent so far (libdbus reads a few kilobytes at a time), so that a caller whose call

@@ -12,10 +12,12 @@ extension Connection {
         let context = Unmanaged.passRetained(self).toOpaque()
         dbus_connection_set_watch_functions(
             raw,
-            { watch, _ in Connection.addWatch(watch!) },
+            { watch, context in
+                Connection.addWatch(watch!, of: Unmanaged<Connection>.fromOpaque(context!).takeUnretainedValue())
+            },
             { watch, _ in Connection.removeWatch(watch!) },
             { watch, _ in Connection.toggleWatch(watch!) },
-            nil, nil)
+            context, nil)
         dbus_connection_set_timeout_functions(
             raw,
             { timeout, _ in Connection.addTimeout(timeout!) },
@@ -80,16 +82,20 @@ extension Connection {
         return events
     }
 
-    private static func addWatch(_ watch: OpaquePointer) -> dbus_bool_t {
+    /// Watches `watch`'s descriptor on the loop; once libdbus has written what the socket took, `connection` looks
+    /// whether calls held for the bus may be served again (``Connection/resumeServingIfBusCaughtUp()``).
+    private static func addWatch(_ watch: OpaquePointer, of connection: Connection) -> dbus_bool_t {
         let box = WatchBox()
         let handle = LoopPointer(pointer: watch)
-        box.id = EventLoop.main.addWatch(fd: dbus_watch_get_unix_fd(watch), events: events(of: watch)) { ready in
+        box.id = EventLoop.main.addWatch(fd: dbus_watch_get_unix_fd(watch), events: events(of: watch)) {
+            [weak connection] ready in
             var flags: UInt32 = 0
             if ready.contains(.readable) { flags |= DBUS_WATCH_READABLE.rawValue }
             if ready.contains(.writable) { flags |= DBUS_WATCH_WRITABLE.rawValue }
             if ready.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
             if ready.contains(.hangup) { flags |= DBUS_WATCH_HANGUP.rawValue }
             dbus_watch_handle(handle.pointer, flags)
+            if ready.contains(.writable) { connection?.resumeServingIfBusCaughtUp() }
         }
         dbus_watch_set_data(watch, Unmanaged.passRetained(box).toOpaque()) { data in
             Unmanaged<WatchBox>.fromOpaque(data!).release()

@@ -1,0 +1,86 @@
+import CDBus
+import Glibc
+import Loop
+import TestSupport
+import Testing
+
+@testable import DBus
+
+/// An object whose one method answers with a large string, noting how many bytes waited for the bus as each call
+/// was served.
+@BusActor
+final class LargeAnswerObject: ExportedObject {
+    static let answerBytes = 64 << 10
+    static let interface = InterfaceDescription(
+        "io.github.whereabouts1.test.Large",
+        methods: [MethodDescription("Answer", outputs: [Argument("text", "s")])])
+
+    let answer = String(repeating: "x", count: LargeAnswerObject.answerBytes)
+    var queuedWhenServed: [Int] = []
+    var server: Connection?
+
+    var interfaces: [InterfaceDescription] { [LargeAnswerObject.interface] }
+
+    func checkAccess(sender: String) -> DBus.DBusError? { nil }
+
+    func handle(_ call: MethodCall, interface: String, method: String) throws(DBus.DBusError) -> Reply {
+        queuedWhenServed.append(server?.outgoingBytes ?? 0)
+        return .values([.string(answer)])
+    }
+
+    func property(_ name: String, interface: String) -> DBusValue { .boolean(false) }
+
+    func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBus.DBusError) {}
+}
+
+@Suite("Calls wait while the bus is behind")
+@BusActor
+struct BusBackpressureTests {
+    /// A caller's small calls reach the service faster than the bus takes their large answers. Without a pause
+    /// every answer would wait in the service's memory; with it, no call is served while more than a megabyte waits
+    /// (``Connection/servingPausesAbove``), and every call is still answered. The service's socket keeps
+    /// only a few kilobytes for the bus, so that the bus's pace, not the kernel's buffer, sets how fast answers
+    /// leave, as when the bus is busy with many connections.
+    @Test(.timeLimit(.minutes(1)))
+    func noCallIsServedWhileTheBusIsBehindAndEveryCallIsAnswered() async throws {
+        let bus = try PrivateBus()
+        let server = try Connection.open(address: bus.address)
+        let client = try Connection.open(address: bus.address)
+        defer {
+            client.close()
+            server.close()
+            bus.stop()
+        }
+        var socket: Int32 = -1
+        #expect(dbus_connection_get_socket(server.raw, &socket) != 0)
+        var sendBuffer: Int32 = 8192
+        #expect(setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        let object = LargeAnswerObject()
+        object.server = server
+        let path = ObjectPath("/io/github/whereabouts1/test/Large")!
+        server.export(object, at: path)
+        let name = "io.github.whereabouts1.test.Large"
+        _ = try await server.requestName(name)
+        let calls = 200
+        let lengths = await withCheckedContinuation { continuation in
+            var lengths: [Int] = []
+            for _ in 0..<calls {
+                let message = try! Message.methodCall(
+                    destination: name, path: path, interface: LargeAnswerObject.interface.name,
+                    member: "Answer")
+                client.call(message) { result in
+                    let text = (try? result.get())?.arguments().first?.string
+                    lengths.append(text?.utf8.count ?? 0)
+                    if lengths.count == calls { continuation.resume(returning: lengths) }
+                }
+            }
+        }
+        #expect(lengths == Array(repeating: LargeAnswerObject.answerBytes, count: calls))
+        let most = object.queuedWhenServed.max() ?? 0
+        #expect(object.queuedWhenServed.count == calls)
+        // A megabyte, where the 200 answers are 12.5 MiB.
+        #expect(most <= 1 << 20, "a call was served with \(most) bytes waiting for the bus")
+        // The run reached the pause: the bus fell behind by more than serving resumes at.
+        #expect(most > Connection.servingResumesAtOrBelow, "the bus never fell behind (\(most) bytes at most)")
+    }
+}
