@@ -19,6 +19,7 @@ struct Attack: Sendable {
         Attack(name: "none (baseline)", arguments: nil),
         Attack(name: "Introspect flood, 4,096 clients held", arguments: ["introspect", "4096"]),
         Attack(name: "RequestLocation flood, 17 connections", arguments: ["requests", "17"]),
+        Attack(name: "Introspect, 128 in flight on 250 connections", arguments: ["answers", "250"]),
         Attack(name: "4,096 clients made and dropped, repeatedly", arguments: ["churn", "4096"]),
         Attack(name: "CheckAuthorisation flood, new app each", arguments: ["checks", "10"]),
         Attack(name: "decisions stored, new app each", arguments: ["grants"]),
@@ -42,6 +43,8 @@ struct AttackFigures: Sendable {
     let firstFailure: String?
     /// What the service wrote to storage while probed, in bytes a second (`write_bytes` of `/proc/PID/io`).
     var writtenPerSecond: Double = .nan
+    /// The service's most resident memory since it started, read as the attack ends (`VmHWM`), in KiB.
+    var peakResidentKiB = 0
 }
 
 /// Runs each attack against a fresh whereaboutsd on the bench bus, as packaged, and probes it.
@@ -64,6 +67,7 @@ func measureAttacks(on bench: BenchBus, _ options: Options) async throws -> [Att
         if let before = writtenBefore, let after = storageBytesWritten(pid) {
             figures.writtenPerSecond = Double(after - before) / Double(options.attackSeconds)
         }
+        figures.peakResidentKiB = ProcessFigures.peakResidentKiB(pid)
         attacker?.stop(grace: 2)
         guard try contender.pid > 0 else { throw TestEnvironmentError("the service is gone") }
         log(
@@ -127,7 +131,7 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
             + "as packaged with polkitd and the package's policy, \(ProcessInfo.processInfo.activeProcessorCount) cores",
         "",
         "attack".padding(toLength: 48, withPad: " ", startingAt: 0)
-            + "probes   p50 ms   p99 ms   max ms   written KB/s   failed",
+            + "probes   p50 ms   p99 ms   max ms   written KB/s   peak RSS MiB   failed",
     ]
     for result in results {
         let latencies = result.latencies
@@ -138,6 +142,7 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
                 + format(latencies.percentile(99)).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(latencies.values.last ?? .nan).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(result.writtenPerSecond / 1000).padding(toLength: 15, withPad: " ", startingAt: 0)
+                + format(Double(result.peakResidentKiB) / 1024).padding(toLength: 15, withPad: " ", startingAt: 0)
                 + String(result.failures) + (result.firstFailure.map { " (\($0))" } ?? ""))
     }
     return lines.joined(separator: "\n") + "\n"

@@ -22,6 +22,11 @@ enum ProcessFigures {
             privateKiB: kibibytes(rollup, "Private_Clean:") + kibibytes(rollup, "Private_Dirty:"))
     }
 
+    /// The most resident memory `pid` has had since it started (`VmHWM` from /proc/PID/status), in KiB.
+    static func peakResidentKiB(_ pid: pid_t) -> Int {
+        kibibytes((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? "", "VmHWM:")
+    }
+
     /// The wall clock now, in seconds since the Unix epoch (what bash's `$EPOCHREALTIME` shows).
     static func wallSeconds() -> Double {
         var now = timespec()

@@ -29,7 +29,7 @@ public final class Connection {
     /// Method calls read and not yet handled, served one caller at a time in turn (``serveCalls()``).
     var turns = CallTurns<Message>()
     var servingScheduled = false
-    /// True while calls wait for the bus to take the answers already sent (``serveCalls()``).
+    /// True while calls wait for the bus to take the answers already sent (``backlogLimit``).
     var servingHeldForBus = false
 
     /// Called once when the connection to the bus is lost.

@@ -11,14 +11,6 @@ extension Connection {
     private static let callsPerServing = 128
     /// The calls kept waiting, of all callers, beyond which the rest is left in the socket for the bus to hold.
     private static let maximumWaitingCalls = 65_536
-    /// The bytes waiting for the bus (``outgoingBytes``) above which no further call is served: its answer could
-    /// only wait in memory behind the others. The bus reads a connection a few kilobytes per turn of its own loop,
-    /// so callers on many connections can bring it calls far faster than it takes their answers; without this,
-    /// one user's pipelined `Introspect` calls kept a hundred megabytes of answers in the daemon.
-    static let servingPausesAbove = 1 << 20
-    /// The bytes waiting for the bus at or below which held calls are served again.
-    static let servingResumesAtOrBelow = 1 << 19
-
     func handleFiltered(_ message: Message) -> Bool {
         guard message.kind == .signal else { return false }
         if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
@@ -80,19 +72,19 @@ extension Connection {
         }
     }
 
-    /// Whether the bus is too far behind for another call to be served (``servingPausesAbove``); once it is, until
-    /// it has caught up to ``servingResumesAtOrBelow``.
+    /// Whether the bus is too far behind for another call to be served (``backlogLimit``); once it is, until it has
+    /// caught up to ``backlogResumesAtOrBelow``.
     private func busIsBehind() -> Bool {
         let waiting = outgoingBytes
-        servingHeldForBus = waiting > (servingHeldForBus ? Self.servingResumesAtOrBelow : Self.servingPausesAbove)
+        servingHeldForBus = waiting > (servingHeldForBus ? Connection.backlogResumesAtOrBelow : Connection.backlogLimit)
         return servingHeldForBus
     }
 
     /// Serves the calls held for the bus, on the next turn of the loop, once it has taken all but
-    /// ``servingResumesAtOrBelow`` of what waits for it. libdbus writes to the socket when its write watch fires
+    /// ``backlogResumesAtOrBelow`` of what waits for it. libdbus writes to the socket when its write watch fires
     /// and when a message is sent; both call this.
     func resumeServingIfBusCaughtUp() {
-        guard servingHeldForBus, !closed, outgoingBytes <= Self.servingResumesAtOrBelow else { return }
+        guard servingHeldForBus, !closed, outgoingBytes <= Connection.backlogResumesAtOrBelow else { return }
         servingHeldForBus = false
         EventLoop.main.execute { [weak self] in self?.drain() }
     }

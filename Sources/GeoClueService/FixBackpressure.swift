@@ -4,7 +4,8 @@ import LoopScheduling
 import WhereaboutsCore
 
 /// Fixes handed to the service (`LocationUpdated` and `PropertiesChanged` for every client) only while the bus
-/// keeps up with what the daemon sends: a ``DeliveryGate`` over libdbus's outgoing queue, checked every
+/// keeps up with what the daemon sends: a ``DeliveryGate`` over libdbus's outgoing queue with the connection's
+/// ``Connection/backlogLimit``, the bound above which calls wait too, checked every
 /// ``pollInterval`` while a fix is held. Holding starts and ends with a log line, and ``onCaughtUp`` is called
 /// when it ends (the backlog's memory is free then).
 @BusActor
@@ -15,7 +16,7 @@ public final class FixBackpressure {
     private let connection: Connection
     private let logger: any Logger
     private let deliver: @BusActor (Fix) -> Void
-    private var gate = DeliveryGate()
+    private var gate = DeliveryGate(limit: Connection.backlogLimit)
     private let timers: any TimerScheduler
     private var timer: ScheduledTimer?
     /// Called when a held fix went out: the bus has taken the backlog.

@@ -22,8 +22,6 @@ enum Daemon {
     /// How far the clients must fall below their peak (and to at most half of it) for the heap to be trimmed while
     /// some are left.
     private static let heapReleaseDrop = 512
-    /// The messages still waiting for the bus below which memory is handed back.
-    private static let drainedBytes = 64 << 10
 
     /// Starts everything on the bus thread; a failure to start ends the process with status 1.
     nonisolated static func launch(_ options: Options) {
@@ -209,8 +207,9 @@ enum Daemon {
     /// Hands memory back (``IdleMemory``) once the number of clients has held still for ``memoryReleaseDelay``:
     /// the heap's free pages when the clients fell to at most half of their peak since the last release and by at
     /// least ``heapReleaseDrop`` (a burst of them, or one user's attack, is gone), and the code pages too when none
-    /// is left (after the start and whenever the last client leaves). A change meanwhile decides afresh; while more
-    /// than ``drainedBytes`` of messages still wait for the bus, the release waits too, as they are memory in use.
+    /// is left (after the start and whenever the last client leaves). A change meanwhile decides afresh; while the
+    /// bus is behind (more than `Connection.backlogLimit` waits for it), the release waits too, as that is memory in
+    /// use.
     private static func armMemoryRelease(clients: Int, connection: Connection) {
         clientPeak = max(clientPeak, clients)
         if let memoryReleaseTimer { EventLoop.main.cancel(memoryReleaseTimer) }
@@ -225,7 +224,7 @@ enum Daemon {
         }
         memoryReleaseTimer = EventLoop.main.schedule(after: memoryReleaseDelay) {
             memoryReleaseTimer = nil
-            guard connection.outgoingBytes <= drainedBytes else {
+            guard connection.outgoingBytes <= Connection.backlogLimit else {
                 armMemoryRelease(clients: clients, connection: connection)
                 return
             }

@@ -10,6 +10,11 @@ unprivileged user. Each mode prints "ready" once the attack is under way, then k
         One client for APP on each of CONNECTIONS connections, each keeping 356 RequestLocation calls in flight:
         more than a connection may have waiting, each call that comes back (answered or refused) sent again.
 
+    attack.py ADDRESS APP answers CONNECTIONS
+        On each of CONNECTIONS connections, keeps 128 Introspect calls to the Manager in flight (the system bus's
+        default limit on a connection's calls waiting for answers), each call sent again when its answer comes:
+        small calls on many connections, whose larger answers the bus reads from the daemon's one connection.
+
     attack.py ADDRESS APP churn CLIENTS
         Opens a connection, makes CLIENTS clients on it and closes it, again and again.
 
@@ -114,6 +119,21 @@ def introspect(clients):
         return True
 
     GLib.timeout_add(10, flood)
+    loop.run()
+
+
+def answers(connections):
+    def keep_asking(connection):
+        def send(*_arguments):
+            message = dbus.lowlevel.MethodCallMessage(SERVICE, MANAGER_PATH, INTROSPECTABLE, "Introspect")
+            connection.send_message_with_reply(message, send, TIMEOUT)
+
+        for _ in range(128):
+            send()
+
+    for _ in range(connections):
+        keep_asking(connect())
+    ready()
     loop.run()
 
 
@@ -228,6 +248,8 @@ if mode == "introspect":
     introspect(int(arguments[0]))
 elif mode == "requests":
     requests(int(arguments[0]))
+elif mode == "answers":
+    answers(int(arguments[0]))
 elif mode == "churn":
     churn(int(arguments[0]))
 elif mode == "checks":

@@ -10,7 +10,7 @@ import Testing
 /// was served.
 @BusActor
 final class LargeAnswerObject: ExportedObject {
-    static let answerBytes = 64 << 10
+    static let answerBytes = 8 << 10
     static let interface = InterfaceDescription(
         "io.github.whereabouts1.test.Large",
         methods: [MethodDescription("Answer", outputs: [Argument("text", "s")])])
@@ -36,11 +36,11 @@ final class LargeAnswerObject: ExportedObject {
 @Suite("Calls wait while the bus is behind")
 @BusActor
 struct BusBackpressureTests {
-    /// A caller's small calls reach the service faster than the bus takes their large answers. Without a pause
-    /// every answer would wait in the service's memory; with it, no call is served while more than a megabyte waits
-    /// (``Connection/servingPausesAbove``), and every call is still answered. The service's socket keeps
-    /// only a few kilobytes for the bus, so that the bus's pace, not the kernel's buffer, sets how fast answers
-    /// leave, as when the bus is busy with many connections.
+    /// A caller's small calls reach the service faster than the bus takes their larger answers. Without a pause
+    /// every answer would wait in the service's memory; with it, no call is served while more than
+    /// ``Connection/backlogLimit`` waits, and every call is still answered. To make the bus fall behind for sure,
+    /// the calls are put in the service's socket before it reads any, and the bus is then stopped for a moment;
+    /// the service's socket keeps only a few kilobytes, so that what it cannot write waits in libdbus's queue.
     @Test(.timeLimit(.minutes(1)))
     func noCallIsServedWhileTheBusIsBehindAndEveryCallIsAnswered() async throws {
         let bus = try PrivateBus()
@@ -61,26 +61,30 @@ struct BusBackpressureTests {
         server.export(object, at: path)
         let name = "io.github.whereabouts1.test.Large"
         _ = try await server.requestName(name)
-        let calls = 200
+        let calls = 400
         let lengths = await withCheckedContinuation { continuation in
             var lengths: [Int] = []
             for _ in 0..<calls {
                 let message = try! Message.methodCall(
-                    destination: name, path: path, interface: LargeAnswerObject.interface.name,
-                    member: "Answer")
+                    destination: name, path: path, interface: LargeAnswerObject.interface.name, member: "Answer")
                 client.call(message) { result in
                     let text = (try? result.get())?.arguments().first?.string
                     lengths.append(text?.utf8.count ?? 0)
                     if lengths.count == calls { continuation.resume(returning: lengths) }
                 }
             }
+            // The loop is held while the bus routes the calls, so that the service reads them together; the bus
+            // is then stopped until the service has served what it could.
+            usleep(300_000)
+            kill(bus.pid, SIGSTOP)
+            _ = EventLoop.main.schedule(after: .milliseconds(300)) { kill(bus.pid, SIGCONT) }
         }
         #expect(lengths == Array(repeating: LargeAnswerObject.answerBytes, count: calls))
         let most = object.queuedWhenServed.max() ?? 0
         #expect(object.queuedWhenServed.count == calls)
-        // A megabyte, where the 200 answers are 12.5 MiB.
-        #expect(most <= 1 << 20, "a call was served with \(most) bytes waiting for the bus")
+        // 64 KiB, where the 400 answers are 3.1 MiB.
+        #expect(most <= 64 << 10, "a call was served with \(most) bytes waiting for the bus")
         // The run reached the pause: the bus fell behind by more than serving resumes at.
-        #expect(most > Connection.servingResumesAtOrBelow, "the bus never fell behind (\(most) bytes at most)")
+        #expect(most > Connection.backlogResumesAtOrBelow, "the bus never fell behind (\(most) bytes at most)")
     }
 }

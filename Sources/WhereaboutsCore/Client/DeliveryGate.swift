@@ -15,7 +15,7 @@ public struct DeliveryGate: Sendable {
     /// Fixes replaced by a newer one while held, since the gate last opened.
     public private(set) var replaced = 0
 
-    public init(limit: Int = 4 << 20) { self.limit = limit }
+    public init(limit: Int) { self.limit = limit }
 
     /// A new fix, with `queued` bytes waiting to be written: the fix to deliver now, or nil when it is held.
     public mutating func offer(_ fix: Fix, queued: Int) -> Fix? {
