@@ -34,6 +34,9 @@ public final class Connection {
 
     /// Called once when the connection to the bus is lost.
     public var onDisconnect: (@BusActor () -> Void)?
+    /// Called when the bus has caught up after calls were held for it (``backlogLimit``), before they are served:
+    /// what else the service holds for the bus goes out first, so that a flood of calls cannot keep it waiting.
+    public var onBusCaughtUp: (@BusActor () -> Void)?
     /// Asked before an `Introspect` call is answered, with the caller's unique name; an error refuses the call.
     /// An `Introspect` that wants no reply is dropped before it is asked about: it can change nothing.
     public var introspectionGate: (@BusActor (String) -> DBusError?)?

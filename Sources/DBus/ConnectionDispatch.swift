@@ -11,6 +11,7 @@ extension Connection {
     private static let callsPerServing = 128
     /// The calls kept waiting, of all callers, beyond which the rest is left in the socket for the bus to hold.
     private static let maximumWaitingCalls = 65_536
+
     func handleFiltered(_ message: Message) -> Bool {
         guard message.kind == .signal else { return false }
         if message.interface == "org.freedesktop.DBus.Local" && message.member == "Disconnected" {
@@ -52,7 +53,7 @@ extension Connection {
     /// bus again; the rest is served on the next turn of the loop, once what the bus sent meanwhile is read.
     func serveCalls() {
         var served = 0
-        while served < Self.callsPerServing, !closed, !busIsBehind(),
+        while served < Self.callsPerServing, !closed, !holdServingIfBusIsBehind(),
             let message = turns.next(now: monotonicNanoseconds())
         {
             dispatchMethodCall(message)
@@ -72,21 +73,25 @@ extension Connection {
         }
     }
 
-    /// Whether the bus is too far behind for another call to be served (``backlogLimit``); once it is, until it has
-    /// caught up to ``backlogResumesAtOrBelow``.
-    private func busIsBehind() -> Bool {
+    /// Holds serving once more than ``backlogLimit`` waits for the bus, until it has caught up to
+    /// ``backlogResumesAtOrBelow``; true while held.
+    private func holdServingIfBusIsBehind() -> Bool {
         let waiting = outgoingBytes
         servingHeldForBus = waiting > (servingHeldForBus ? Connection.backlogResumesAtOrBelow : Connection.backlogLimit)
         return servingHeldForBus
     }
 
-    /// Serves the calls held for the bus, on the next turn of the loop, once it has taken all but
-    /// ``backlogResumesAtOrBelow`` of what waits for it. libdbus writes to the socket when its write watch fires
-    /// and when a message is sent; both call this.
+    /// Once the bus has taken all but ``backlogResumesAtOrBelow`` of what waits for it, calls ``onBusCaughtUp`` and
+    /// then serves the held calls, on the next turn of the loop. Called after libdbus wrote when its write watch
+    /// fired and after each message sent; its other writes (``readAvailable()``, and libdbus's own answers while
+    /// dispatching) are each followed by ``serveCalls()``, which looks at the queue again.
     func resumeServingIfBusCaughtUp() {
         guard servingHeldForBus, !closed, outgoingBytes <= Connection.backlogResumesAtOrBelow else { return }
         servingHeldForBus = false
-        EventLoop.main.execute { [weak self] in self?.drain() }
+        EventLoop.main.execute { [weak self] in
+            self?.onBusCaughtUp?()
+            self?.drain()
+        }
     }
 
     /// Reads all the bus has sent so far (libdbus reads a few kilobytes at a time), so that a caller whose call

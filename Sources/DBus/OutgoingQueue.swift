@@ -15,5 +15,5 @@ extension Connection {
     /// seconds behind them.
     public static let backlogLimit = 64 << 10
     /// The bytes waiting for the bus at or below which it has caught up (``backlogLimit``).
-    public static let backlogResumesAtOrBelow = backlogLimit / 2
+    static let backlogResumesAtOrBelow = backlogLimit / 2
 }

@@ -36,6 +36,15 @@ final class LargeAnswerObject: ExportedObject {
 @Suite("Calls wait while the bus is behind")
 @BusActor
 struct BusBackpressureTests {
+    /// The bytes `message` takes on the wire as it is now.
+    static func wireSize(_ message: Message) -> Int {
+        var bytes: UnsafeMutablePointer<CChar>?
+        var length: Int32 = 0
+        guard dbus_message_marshal(message.raw, &bytes, &length) != 0 else { return 0 }
+        dbus_free(bytes)
+        return Int(length)
+    }
+
     /// A caller's small calls reach the service faster than the bus takes their larger answers. Without a pause
     /// every answer would wait in the service's memory; with it, no call is served while more than
     /// ``Connection/backlogLimit`` waits, and every call is still answered. To make the bus fall behind for sure,
@@ -52,9 +61,11 @@ struct BusBackpressureTests {
             bus.stop()
         }
         var socket: Int32 = -1
-        #expect(dbus_connection_get_socket(server.raw, &socket) != 0)
+        try #require(dbus_connection_get_socket(server.raw, &socket) != 0)
         var sendBuffer: Int32 = 8192
-        #expect(setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        try #require(setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size)) == 0)
+        var caughtUp = 0
+        server.onBusCaughtUp = { caughtUp += 1 }
         let object = LargeAnswerObject()
         object.server = server
         let path = ObjectPath("/io/github/whereabouts1/test/Large")!
@@ -64,18 +75,26 @@ struct BusBackpressureTests {
         let calls = 400
         let lengths = await withCheckedContinuation { continuation in
             var lengths: [Int] = []
+            var callSize = 0
             for _ in 0..<calls {
                 let message = try! Message.methodCall(
                     destination: name, path: path, interface: LargeAnswerObject.interface.name, member: "Answer")
+                callSize = BusBackpressureTests.wireSize(message)
                 client.call(message) { result in
                     let text = (try? result.get())?.arguments().first?.string
                     lengths.append(text?.utf8.count ?? 0)
                     if lengths.count == calls { continuation.resume(returning: lengths) }
                 }
             }
-            // The loop is held while the bus routes the calls, so that the service reads them together; the bus
-            // is then stopped until the service has served what it could.
-            usleep(300_000)
+            // The loop is held until the bus has put 100 calls in the service's socket (each grows by the sender's
+            // name on the way; the kernel takes some 300 in all), far more than the answers the bound lets wait, so
+            // that the service reads them together; the bus is then stopped until the service has served what it
+            // could.
+            client.flush()
+            var unread: Int32 = 0
+            for _ in 0..<2000 where ioctl(socket, UInt(FIONREAD), &unread) == 0 && Int(unread) < 100 * callSize {
+                usleep(1000)
+            }
             kill(bus.pid, SIGSTOP)
             _ = EventLoop.main.schedule(after: .milliseconds(300)) { kill(bus.pid, SIGCONT) }
         }
@@ -86,5 +105,7 @@ struct BusBackpressureTests {
         #expect(most <= 64 << 10, "a call was served with \(most) bytes waiting for the bus")
         // The run reached the pause: the bus fell behind by more than serving resumes at.
         #expect(most > Connection.backlogResumesAtOrBelow, "the bus never fell behind (\(most) bytes at most)")
+        // Each time it caught up, the connection said so before serving the calls it held.
+        #expect(caughtUp > 0)
     }
 }

@@ -15,6 +15,7 @@ public struct DeliveryGate: Sendable {
     /// Fixes replaced by a newer one while held, since the gate last opened.
     public private(set) var replaced = 0
 
+    /// A gate that holds fixes while more than `limit` bytes wait to be written.
     public init(limit: Int) { self.limit = limit }
 
     /// A new fix, with `queued` bytes waiting to be written: the fix to deliver now, or nil when it is held.
