@@ -29,13 +29,15 @@ public final class Connection {
     /// Method calls read and not yet handled, served one caller at a time in turn (``serveCalls()``).
     var turns = CallTurns<Message>()
     var servingScheduled = false
-    /// True while calls wait for the bus to take the answers already sent (``backlogLimit``).
-    var servingHeldForBus = false
+    /// True while calls, or what the service holds (``holdUntilBusCatchesUp()``), wait for the bus to take what was
+    /// already sent (``backlogLimit``).
+    var heldForBus = false
 
     /// Called once when the connection to the bus is lost.
     public var onDisconnect: (@BusActor () -> Void)?
-    /// Called when the bus has caught up after calls were held for it (``backlogLimit``), before they are served:
-    /// what else the service holds for the bus goes out first, so that a flood of calls cannot keep it waiting.
+    /// Called when the bus has caught up after calls or the service held something for it (``backlogLimit``,
+    /// ``holdUntilBusCatchesUp()``), before the held calls are served: what the service holds goes out first, so
+    /// that a flood of calls cannot keep it waiting.
     public var onBusCaughtUp: (@BusActor () -> Void)?
     /// Asked before an `Introspect` call is answered, with the caller's unique name; an error refuses the call.
     /// An `Introspect` that wants no reply is dropped before it is asked about: it can change nothing.
@@ -105,7 +107,7 @@ public final class Connection {
     public func send(_ message: Message) {
         guard !closed else { return }
         dbus_connection_send(raw, message.raw, nil)
-        if servingHeldForBus { resumeServingIfBusCaughtUp() }
+        resumeIfBusCaughtUp()
     }
 
     /// Writes everything queued, blocking until done; for use just before exiting.
@@ -133,7 +135,7 @@ public final class Connection {
         guard dbus_connection_send_with_reply(raw, message.raw, &pending, milliseconds) != 0, let pending else {
             throw DBusError(name: DBusError.Name.disconnected, message: "not connected to the bus")
         }
-        if servingHeldForBus { resumeServingIfBusCaughtUp() }
+        resumeIfBusCaughtUp()
         return pending
     }
 

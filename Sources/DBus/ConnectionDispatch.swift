@@ -59,7 +59,7 @@ extension Connection {
             dispatchMethodCall(message)
             served += 1
         }
-        guard !turns.isEmpty, !closed, !servingScheduled, !servingHeldForBus else { return }
+        guard !turns.isEmpty, !closed, !servingScheduled, !heldForBus else { return }
         servingScheduled = true
         // A timer, not queued work: the loop polls its descriptors before it runs the timer. When only slowed
         // callers wait, at the first one's time.
@@ -77,17 +77,18 @@ extension Connection {
     /// ``backlogResumesAtOrBelow``; true while held.
     private func holdServingIfBusIsBehind() -> Bool {
         let waiting = outgoingBytes
-        servingHeldForBus = waiting > (servingHeldForBus ? Connection.backlogResumesAtOrBelow : Connection.backlogLimit)
-        return servingHeldForBus
+        heldForBus = waiting > (heldForBus ? Connection.backlogResumesAtOrBelow : Connection.backlogLimit)
+        return heldForBus
     }
 
-    /// Once the bus has taken all but ``backlogResumesAtOrBelow`` of what waits for it, calls ``onBusCaughtUp`` and
-    /// then serves the held calls, on the next turn of the loop. Called after libdbus wrote when its write watch
-    /// fired and after each message sent; its other writes (``readAvailable()``, and libdbus's own answers while
-    /// dispatching) are each followed by ``serveCalls()``, which looks at the queue again.
-    func resumeServingIfBusCaughtUp() {
-        guard servingHeldForBus, !closed, outgoingBytes <= Connection.backlogResumesAtOrBelow else { return }
-        servingHeldForBus = false
+    /// While something is held for the bus, once it has taken all but ``backlogResumesAtOrBelow`` of what waits for
+    /// it, calls ``onBusCaughtUp`` and then serves the held calls, on the next turn of the loop. Called after libdbus
+    /// wrote when its write watch fired and after each message sent; its other writes (``readAvailable()``, and
+    /// libdbus's own answers while dispatching) are each followed by ``serveCalls()``, which looks at the queue
+    /// again.
+    func resumeIfBusCaughtUp() {
+        guard heldForBus, !closed, outgoingBytes <= Connection.backlogResumesAtOrBelow else { return }
+        heldForBus = false
         EventLoop.main.execute { [weak self] in
             self?.onBusCaughtUp?()
             self?.drain()

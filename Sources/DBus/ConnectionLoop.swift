@@ -83,7 +83,7 @@ extension Connection {
     }
 
     /// Watches `watch`'s descriptor on the loop; once libdbus has written what the socket took, `connection` looks
-    /// whether calls held for the bus may be served again (``Connection/resumeServingIfBusCaughtUp()``).
+    /// whether what is held for the bus may go again (``Connection/resumeIfBusCaughtUp()``).
     private static func addWatch(_ watch: OpaquePointer, of connection: Connection) -> dbus_bool_t {
         let box = WatchBox()
         let handle = LoopPointer(pointer: watch)
@@ -95,7 +95,7 @@ extension Connection {
             if ready.contains(.error) { flags |= DBUS_WATCH_ERROR.rawValue }
             if ready.contains(.hangup) { flags |= DBUS_WATCH_HANGUP.rawValue }
             dbus_watch_handle(handle.pointer, flags)
-            if ready.contains(.writable) { connection?.resumeServingIfBusCaughtUp() }
+            if ready.contains(.writable) { connection?.resumeIfBusCaughtUp() }
         }
         dbus_watch_set_data(watch, Unmanaged.passRetained(box).toOpaque()) { data in
             Unmanaged<WatchBox>.fromOpaque(data!).release()

@@ -16,4 +16,11 @@ extension Connection {
     public static let backlogLimit = 64 << 10
     /// The bytes waiting for the bus at or below which it has caught up (``backlogLimit``).
     static let backlogResumesAtOrBelow = backlogLimit / 2
+
+    /// Has ``onBusCaughtUp`` called once the bus has taken all but ``backlogResumesAtOrBelow`` of what waits for it
+    /// (on the next turn of the loop if it has already), for what the service holds while the bus is behind.
+    public func holdUntilBusCatchesUp() {
+        heldForBus = true
+        resumeIfBusCaughtUp()
+    }
 }

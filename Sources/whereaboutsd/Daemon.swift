@@ -95,7 +95,7 @@ enum Daemon {
             compass: compass.map { ($0, HeadingCorrection(configuration: configuration.compass, logger: logger)) },
             clock: clock, timers: EventLoop.main, watches: EventLoop.main, logger: logger)
         compass?.watch()
-        let backpressure = FixBackpressure(connection: connection, timers: EventLoop.main, logger: logger) {
+        let backpressure = FixBackpressure(connection: connection, logger: logger) {
             service.deliver($0)
         }
         backpressure.onCaughtUp = { IdleMemory.requestRelease(.heap) }
