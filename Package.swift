@@ -121,7 +121,8 @@ let package = Package(
         .testTarget(
             name: "ServiceInProcessTests",
             dependencies: [
-                "GeoClueService", "WhereaboutsCore", "WhereaboutsStorage", "DBus", "Loop", "TestBasics", "TestSupport",
+                "GeoClueService", "WhereaboutsCore", "WhereaboutsStorage", "CDBus", "DBus", "Loop", "TestBasics",
+                "TestSupport",
             ],
             swiftSettings: strict),
     ]

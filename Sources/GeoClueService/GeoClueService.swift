@@ -18,6 +18,10 @@ public final class GeoClueService {
     /// credentials) for one connection, for the connections of one Unix user together, and in all; a call past a
     /// limit fails at once with `LimitsExceeded`. `Start` is not counted: a client has at most one in progress.
     public static let heldCallLimits = HeldCallLedger<String>.Limits(perConnection: 256, perUser: 4096, total: 16384)
+    /// The most calls held for a connection whose Unix user is not known yet (16), which no user can be charged for:
+    /// the system bus lets one user open 256 connections, so together they hold at most 4096, one user's share of
+    /// ``heldCallLimits``, and one user's new connections cannot fill the total.
+    public static let heldCallsUntilIdentified = 16
 
     let connection: Connection
     let configuration: Configuration
@@ -79,7 +83,8 @@ public final class GeoClueService {
     /// The satellites the receivers see, told to the clients that may see them.
     let sky: SkyBroadcast
     /// The calls held unanswered, counted against ``heldCallLimits``.
-    var heldCalls = HeldCallLedger<String>(limits: GeoClueService.heldCallLimits)
+    var heldCalls = HeldCallLedger<String>(
+        limits: GeoClueService.heldCallLimits, perConnectionUntilIdentified: GeoClueService.heldCallsUntilIdentified)
 
     /// Called with the highest level any client needing fixes is served at, or nil when none needs any.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)? {

@@ -131,9 +131,14 @@ extension GeoClueService {
     /// is answered; past a limit it fails with `LimitsExceeded`.
     func hold(_ call: MethodCall) throws(DBusError) {
         let sender = call.sender
-        if let refusal = heldCalls.hold(sender, user: peers.knownUser(of: sender)) {
+        let user = peers.knownUser(of: sender)
+        if let refusal = heldCalls.hold(sender, user: user) {
             let limits = GeoClueService.heldCallLimits
             switch refusal {
+            case .connection(let held) where user == nil:
+                throw .limitsExceeded(
+                    "\(sender) already has \(held) calls waiting, the most one connection may have before its user is known (\(GeoClueService.heldCallsUntilIdentified))"
+                )
             case .connection(let held):
                 throw .limitsExceeded(
                     "\(sender) already has \(held) calls waiting, the most one connection may have (\(limits.perConnection))"

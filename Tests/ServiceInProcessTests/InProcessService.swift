@@ -14,7 +14,8 @@ final class InProcessService {
     let bus: PrivateBus
     let clock = ManualClock()
     let service: GeoClueService
-    private let connection: Connection
+    /// The service's connection to the bus.
+    let connection: Connection
     /// Every level the providers were asked for, in order (nil: none).
     private(set) var demands: [AccuracyLevel?] = []
     /// What the service logged.

@@ -2,8 +2,10 @@
 /// it hold more than its share: a call that would pass a limit is refused at once.
 ///
 /// A connection's calls count against its user once the user is known (``identify(_:as:)``, after the
-/// connection's first credentials lookup, one bus round trip); before that only the connection's and the total
-/// limits apply. A connection with no call held is forgotten.
+/// connection's first credentials lookup, one bus round trip). Until then the connection may hold only
+/// ``perConnectionUntilIdentified`` calls: no user can be charged for them, and the bus bounds how many connections
+/// one user has, so that bound times this limit keeps a user's unidentified calls within a user's share. A
+/// connection with no call held is forgotten.
 public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
     /// The limits.
     public typealias Limits = ShareLimits
@@ -11,13 +13,19 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
     public typealias Refusal = ShareLimitReached
 
     public let limits: Limits
+    /// The most calls a connection whose user is not known yet may hold; past it, ``hold(_:user:)`` answers
+    /// `.connection`.
+    public let perConnectionUntilIdentified: Int
     private var byConnection: [Connection: Int] = [:]
     private var userOf: [Connection: UInt32] = [:]
     private var byUser: [UInt32: Int] = [:]
     /// The calls held in all.
     public private(set) var total = 0
 
-    public init(limits: Limits) { self.limits = limits }
+    public init(limits: Limits, perConnectionUntilIdentified: Int) {
+        self.limits = limits
+        self.perConnectionUntilIdentified = min(perConnectionUntilIdentified, limits.perConnection)
+    }
 
     /// The calls held for `connection`.
     public func held(by connection: Connection) -> Int { byConnection[connection] ?? 0 }
@@ -29,14 +37,16 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
     public mutating func hold(_ connection: Connection, user: UInt32?) -> Refusal? {
         if let user { identify(connection, as: user) }
         let mine = byConnection[connection] ?? 0
-        guard mine < limits.perConnection else { return .connection(held: mine) }
-        if let owner = userOf[connection] ?? user {
+        let owner = userOf[connection] ?? user
+        let connectionLimit = owner == nil ? perConnectionUntilIdentified : limits.perConnection
+        guard mine < connectionLimit else { return .connection(held: mine) }
+        if let owner {
             let users = byUser[owner] ?? 0
             guard users < limits.perUser else { return .user(owner, held: users) }
         }
         guard total < limits.total else { return .total(held: total) }
         byConnection[connection] = mine + 1
-        if let owner = userOf[connection] ?? user {
+        if let owner {
             userOf[connection] = owner
             byUser[owner, default: 0] += 1
         }
