@@ -18,10 +18,11 @@ public final class GeoClueService {
     /// credentials) for one connection, for the connections of one Unix user together, and in all; a call past a
     /// limit fails at once with `LimitsExceeded`. `Start` is not counted: a client has at most one in progress.
     public static let heldCallLimits = HeldCallLedger<String>.Limits(perConnection: 256, perUser: 4096, total: 16384)
-    /// The most calls held for a connection whose Unix user is not known yet (16), which no user can be charged for:
-    /// the system bus lets one user open 256 connections, so together they hold at most 4096, one user's share of
-    /// ``heldCallLimits``, and one user's new connections cannot fill the total.
-    public static let heldCallsUntilIdentified = 16
+    /// What connections whose Unix user is not known yet (until the bus answers their first credentials lookup) may
+    /// hold, as no user can be charged for it: each as much as any connection while such calls number fewer than
+    /// 4096 in all, and 16 each past that. The system bus lets one user open 256 connections, so one user's new
+    /// connections hold at most 4096 + 256 x 16 = 8192 calls, and cannot fill the total.
+    public static let heldCallsUntilIdentified = HeldCallLedger<String>.UntilIdentified(inAll: 4096, perConnection: 16)
 
     let connection: Connection
     let configuration: Configuration
@@ -84,7 +85,7 @@ public final class GeoClueService {
     let sky: SkyBroadcast
     /// The calls held unanswered, counted against ``heldCallLimits``.
     var heldCalls = HeldCallLedger<String>(
-        limits: GeoClueService.heldCallLimits, perConnectionUntilIdentified: GeoClueService.heldCallsUntilIdentified)
+        limits: GeoClueService.heldCallLimits, untilIdentified: GeoClueService.heldCallsUntilIdentified)
 
     /// Called with the highest level any client needing fixes is served at, or nil when none needs any.
     public var onDemandChanged: (@BusActor (AccuracyLevel?) -> Void)? {

@@ -131,13 +131,13 @@ extension GeoClueService {
     /// is answered; past a limit it fails with `LimitsExceeded`.
     func hold(_ call: MethodCall) throws(DBusError) {
         let sender = call.sender
-        let user = peers.knownUser(of: sender)
-        if let refusal = heldCalls.hold(sender, user: user) {
+        if let refusal = heldCalls.hold(sender, user: peers.knownUser(of: sender)) {
             let limits = GeoClueService.heldCallLimits
             switch refusal {
-            case .connection(let held) where user == nil:
+            case .connection(let held) where held < limits.perConnection:
+                let limit = heldCalls.untilIdentified.perConnection
                 throw .limitsExceeded(
-                    "\(sender) already has \(held) calls waiting, the most one connection may have before its user is known (\(GeoClueService.heldCallsUntilIdentified))"
+                    "\(sender) already has \(held) calls waiting before its user is known; while connections not known yet hold \(heldCalls.unidentified), each may have \(limit)"
                 )
             case .connection(let held):
                 throw .limitsExceeded(

@@ -2,29 +2,42 @@
 /// it hold more than its share: a call that would pass a limit is refused at once.
 ///
 /// A connection's calls count against its user once the user is known (``identify(_:as:)``, after the
-/// connection's first credentials lookup, one bus round trip). Until then the connection may hold only
-/// ``perConnectionUntilIdentified`` calls: no user can be charged for them, and the bus bounds how many connections
-/// one user has, so that bound times this limit keeps a user's unidentified calls within a user's share. A
-/// connection with no call held is forgotten.
+/// connection's first credentials lookup, one bus round trip). No user can be charged for the calls held before,
+/// so they have limits of their own (``UntilIdentified``). A connection with no call held is forgotten.
 public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
     /// The limits.
     public typealias Limits = ShareLimits
     /// Which limit a call would pass, and how many calls were held against it.
     public typealias Refusal = ShareLimitReached
 
+    /// What the connections whose user is not known yet may hold: each as much as any connection while their calls
+    /// together number fewer than `inAll`, and past that `perConnection` each. A burst of new connections, or one
+    /// that sends many calls at once, is held as GeoClue would hold it; a flood of new connections is not, and as
+    /// the bus bounds how many connections one user has, that bound times `perConnection`, plus `inAll`, bounds what
+    /// one user holds before it is known.
+    public struct UntilIdentified: Sendable, Equatable {
+        public var inAll: Int
+        public var perConnection: Int
+
+        public init(inAll: Int, perConnection: Int) {
+            self.inAll = inAll
+            self.perConnection = perConnection
+        }
+    }
+
     public let limits: Limits
-    /// The most calls a connection whose user is not known yet may hold; past it, ``hold(_:user:)`` answers
-    /// `.connection`.
-    public let perConnectionUntilIdentified: Int
+    public let untilIdentified: UntilIdentified
     private var byConnection: [Connection: Int] = [:]
     private var userOf: [Connection: UInt32] = [:]
     private var byUser: [UInt32: Int] = [:]
     /// The calls held in all.
     public private(set) var total = 0
+    /// The calls held for connections whose user is not known yet.
+    public private(set) var unidentified = 0
 
-    public init(limits: Limits, perConnectionUntilIdentified: Int) {
+    public init(limits: Limits, untilIdentified: UntilIdentified) {
         self.limits = limits
-        self.perConnectionUntilIdentified = min(perConnectionUntilIdentified, limits.perConnection)
+        self.untilIdentified = untilIdentified
     }
 
     /// The calls held for `connection`.
@@ -38,7 +51,9 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
         if let user { identify(connection, as: user) }
         let mine = byConnection[connection] ?? 0
         let owner = userOf[connection] ?? user
-        let connectionLimit = owner == nil ? perConnectionUntilIdentified : limits.perConnection
+        let connectionLimit =
+            owner != nil || unidentified < untilIdentified.inAll
+            ? limits.perConnection : min(untilIdentified.perConnection, limits.perConnection)
         guard mine < connectionLimit else { return .connection(held: mine) }
         if let owner {
             let users = byUser[owner] ?? 0
@@ -49,6 +64,8 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
         if let owner {
             userOf[connection] = owner
             byUser[owner, default: 0] += 1
+        } else {
+            unidentified += 1
         }
         total += 1
         return nil
@@ -59,17 +76,19 @@ public struct HeldCallLedger<Connection: Hashable & Sendable>: Sendable {
         guard userOf[connection] == nil, let mine = byConnection[connection] else { return }
         userOf[connection] = user
         byUser[user, default: 0] += mine
+        unidentified -= mine
     }
 
     /// One call of `connection` was answered.
     public mutating func release(_ connection: Connection) {
         guard let mine = byConnection[connection] else { return }
         total -= 1
-        let user = userOf[connection]
-        if let user {
+        if let user = userOf[connection] {
             let users = (byUser[user] ?? 1) - 1
             byUser[user] = users > 0 ? users : nil
             byUser.releaseUnusedCapacity()
+        } else {
+            unidentified -= 1
         }
         if mine > 1 {
             byConnection[connection] = mine - 1
