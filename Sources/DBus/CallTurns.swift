@@ -39,9 +39,10 @@ struct CallTurns<Call> {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Queues `call` of `caller`; false when the caller already has the most calls waiting.
-    mutating func append(_ call: Call, from caller: String) -> Bool {
-        if let waiting = queues[caller]?.count, waiting >= Self.maximumPerCaller { return false }
+    /// Queues `call` of `caller`; false when the caller already has the most calls waiting, unless
+    /// `pastTheLimit` (for work the caller's calls already started, which the limit has let through once).
+    mutating func append(_ call: Call, from caller: String, pastTheLimit: Bool = false) -> Bool {
+        if !pastTheLimit, let waiting = queues[caller]?.count, waiting >= Self.maximumPerCaller { return false }
         if queues[caller] == nil {
             queues[caller] = Queue()
             order.append(caller)
@@ -91,13 +92,16 @@ struct CallTurns<Call> {
         if paces.count > 4 * Self.maximumPerCaller { paces = paces.filter { $0.value.until > now } }
     }
 
-    /// Forgets the calls of `caller`, which left the bus: nothing can answer them.
-    mutating func dropAll(from caller: String) {
+    /// Forgets the calls of `caller`, which left the bus, and returns them: nothing can answer them.
+    @discardableResult
+    mutating func dropAll(from caller: String) -> [Call] {
         paces[caller] = nil
-        guard let queue = queues.removeValue(forKey: caller) else { return }
+        guard let queue = queues.removeValue(forKey: caller) else { return [] }
         count -= queue.count
-        guard let index = order.firstIndex(of: caller) else { return }
-        order.remove(at: index)
-        if index < position { position -= 1 }
+        if let index = order.firstIndex(of: caller) {
+            order.remove(at: index)
+            if index < position { position -= 1 }
+        }
+        return Array(queue.calls[queue.head...])
     }
 }

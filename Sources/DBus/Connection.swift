@@ -26,8 +26,9 @@ public final class Connection {
     var signalHandlers: [UInt64: (match: SignalMatch, handler: @BusActor (Message) -> Void)] = [:]
     var nextHandlerID: UInt64 = 1
     private(set) var closed = false
-    /// Method calls read and not yet handled, served one caller at a time in turn (``serveCalls()``).
-    var turns = CallTurns<Message>()
+    /// Method calls read and not yet handled, and answers deferred while the bus was behind, served one caller at a
+    /// time in turn (``serveCalls()``).
+    var turns = CallTurns<CallerWork>()
     var servingScheduled = false
     /// True while calls, or what the service holds (``holdUntilBusCatchesUp()``), wait for the bus to take what was
     /// already sent (``backlogLimit``).

@@ -5,6 +5,13 @@ import Loop
     @preconcurrency import Glibc
 #endif
 
+/// What waits for its caller's turn: a method call read from the bus, or the answer to one that the service
+/// finished while the bus was behind, which is built and sent when the turn comes (``MethodCall/replyInTurn(_:)``).
+enum CallerWork {
+    case call(Message)
+    case answer(MethodCall, @BusActor () -> Void)
+}
+
 /// Handling what the bus sends: signals to their handlers, method calls in their callers' turns to the objects.
 extension Connection {
     /// The calls handled before the loop reads the bus again.
@@ -27,8 +34,11 @@ extension Connection {
     }
 
     /// Forgets the waiting calls of `name`, a peer the bus says has left (`NameOwnerChanged`): its calls came
-    /// before that signal, and nothing can answer them now.
-    public func forgetCalls(from name: String) { turns.dropAll(from: name) }
+    /// before that signal, and nothing can answer them now. Its deferred answers are dropped unbuilt, each call
+    /// counted as answered (``MethodCall/onAnswered``).
+    public func forgetCalls(from name: String) {
+        for case .answer(let call, _) in turns.dropAll(from: name) { call.abandon() }
+    }
 
     /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls
     /// are handled one per 10 ms at most, so that a caller resending each refused call at once is answered at that
@@ -40,7 +50,7 @@ extension Connection {
 
     /// Queues a method call for its caller's turn; one past its caller's bound is refused at once, unhandled.
     func enqueueCall(_ message: Message) {
-        guard turns.append(message, from: message.sender ?? "") else {
+        guard turns.append(.call(message), from: message.sender ?? "") else {
             let refusal = DBusError.limitsExceeded(
                 "more than \(CallTurns<Message>.maximumPerCaller) calls of this connection wait to be handled")
             if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
@@ -54,9 +64,12 @@ extension Connection {
     func serveCalls() {
         var served = 0
         while served < Self.callsPerServing, !closed, !holdServingIfBusIsBehind(),
-            let message = turns.next(now: monotonicNanoseconds())
+            let work = turns.next(now: monotonicNanoseconds())
         {
-            dispatchMethodCall(message)
+            switch work {
+            case .call(let message): dispatchMethodCall(message)
+            case .answer(_, let answer): answer()
+            }
             served += 1
         }
         guard !turns.isEmpty, !closed, !servingScheduled, !heldForBus else { return }
@@ -71,6 +84,14 @@ extension Connection {
             self.readAvailable()
             self.drain()
         }
+    }
+
+    /// Runs `answer`, which sends `call`'s reply: now, unless more than ``backlogLimit`` waits for the bus; then in
+    /// the caller's turn once the bus has caught up, like a call, so that answers finished meanwhile are not built
+    /// to wait in memory. Counted past the caller's limit of waiting calls: the call was let through once.
+    func answerInTurn(_ call: MethodCall, _ answer: @escaping @BusActor () -> Void) {
+        guard !closed, holdServingIfBusIsBehind() else { return answer() }
+        _ = turns.append(.answer(call, answer), from: call.sender, pastTheLimit: true)
     }
 
     /// Holds serving once more than ``backlogLimit`` waits for the bus, until it has caught up to
@@ -153,7 +174,10 @@ extension Connection {
                 do throws(DBusError) {
                     let view = try await viewOf(call)
                     guard let self else { return }
-                    call.reply([.string(self.introspection(of: path, for: call.sender, view: view))])
+                    // The listing grows with the caller's clients: built in its turn.
+                    call.replyInTurn { [unowned self] in
+                        [.string(self.introspection(of: path, for: call.sender, view: view))]
+                    }
                 } catch {
                     call.fail(error)
                 }

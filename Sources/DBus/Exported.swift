@@ -81,11 +81,12 @@ public enum Reply: Sendable {
     case later
 }
 
-/// Properties read for a `Get` or `GetAll`: their values now, or work that finds them, for a read that needs
-/// asynchronous work first (who the caller is, for instance), after which the call is answered.
+/// Properties read for a `Get` or `GetAll`: their values now, or, for a read that needs asynchronous work first
+/// (who the caller is, for instance), that work, which returns what reads the values in the caller's turn
+/// (``MethodCall/replyInTurn(_:)``).
 public enum PropertyRead {
     case values([String: DBusValue])
-    case later(@BusActor () async throws(DBusError) -> [String: DBusValue])
+    case later(@BusActor () async throws(DBusError) -> @BusActor () -> [String: DBusValue])
 }
 
 /// An object served on the bus. The connection does the generic work (routing, introspection, the standard
@@ -211,6 +212,28 @@ public final class MethodCall {
         if error.name == DBusError.Name.limitsExceeded { connection.noteRefusedPastLimit(sender) }
         guard !message.noReplyExpected else { return }
         sendError(error)
+    }
+
+    /// Sends the reply `build` gives, or the error it throws, building it in the caller's turn: at once, unless more
+    /// than ``Connection/backlogLimit`` waits for the bus, and then once the bus has caught up, as the caller's next
+    /// call would be served. For an answer that grows with what the service holds (an `Introspect` listing,
+    /// `ActiveApps`, a record of use): the answers the service finishes while the bus is behind do not wait in its
+    /// memory. If the caller leaves first, nothing is built or sent, and the call counts as answered.
+    public func replyInTurn(_ build: @escaping @BusActor () throws(DBusError) -> [DBusValue]) {
+        guard !answered else { return }
+        connection.answerInTurn(self) { [self] in
+            do throws(DBusError) {
+                reply(try build())
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
+    /// Counts the call as answered without sending anything: its caller has left.
+    func abandon() {
+        guard !answered else { return }
+        markAnswered()
     }
 
     private func markAnswered() {

@@ -65,7 +65,8 @@ enum PropertiesDispatch {
         case .later(let work):
             BusActor.task {
                 do throws(DBusError) {
-                    call.reply(reply(try await work()))
+                    let read = try await work()
+                    call.replyInTurn { reply(read()) }
                 } catch {
                     call.fail(error)
                 }

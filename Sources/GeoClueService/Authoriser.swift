@@ -182,18 +182,20 @@ extension GeoClueService {
             do throws(DBusError) {
                 let uid = try await uid(of: call.sender)
                 if allUsers { try await requireManagement(call) }
-                let rows = grants.decisions.keys.sorted().filter { allUsers || $0.uid == uid }.map { key in
-                    let (decision, approximate): (String, Bool) =
-                        switch grants.decisions[key]! {
-                        case .granted(let kind, let approximate): (kind.rawValue, approximate)
-                        case .denied: ("denied", false)
-                        }
-                    return DBusValue.structure([
-                        .uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate),
-                        .boolean(key.verified),
-                    ])
+                call.replyInTurn { [self] in
+                    let rows = grants.decisions.keys.sorted().filter { allUsers || $0.uid == uid }.map { key in
+                        let (decision, approximate): (String, Bool) =
+                            switch grants.decisions[key]! {
+                            case .granted(let kind, let approximate): (kind.rawValue, approximate)
+                            case .denied: ("denied", false)
+                            }
+                        return DBusValue.structure([
+                            .uint32(key.uid), .string(key.app), .string(decision), .boolean(approximate),
+                            .boolean(key.verified),
+                        ])
+                    }
+                    return [.array(element: "(ussbb)", rows)]
                 }
-                call.reply([.array(element: "(ussbb)", rows)])
             } catch {
                 call.fail(error)
             }

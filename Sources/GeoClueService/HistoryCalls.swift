@@ -13,17 +13,19 @@ extension GeoClueService {
             do throws(DBusError) {
                 let uid = try await uid(of: call.sender)
                 if allUsers { try await requireManagement(call) }
-                var uses: [DBusValue] = []
-                var lookups: [DBusValue] = []
-                for user in allUsers ? history.users : [uid] {
-                    for entry in history.entries(ofUser: user, since: since) {
-                        switch entry {
-                        case .use(let use): uses.append(use.busValue(user: user))
-                        case .lookup(let lookup): lookups.append(lookup.busValue(user: user))
+                call.replyInTurn { [self] in
+                    var uses: [DBusValue] = []
+                    var lookups: [DBusValue] = []
+                    for user in allUsers ? history.users : [uid] {
+                        for entry in history.entries(ofUser: user, since: since) {
+                            switch entry {
+                            case .use(let use): uses.append(use.busValue(user: user))
+                            case .lookup(let lookup): lookups.append(lookup.busValue(user: user))
+                            }
                         }
                     }
+                    return [.array(element: "(usttubas)", uses), .array(element: "(utssuusdas)", lookups)]
                 }
-                call.reply([.array(element: "(usttubas)", uses), .array(element: "(utssuusdas)", lookups)])
             } catch {
                 call.fail(error)
             }

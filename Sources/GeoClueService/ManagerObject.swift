@@ -17,15 +17,18 @@ final class ManagerObject: ExportedObject {
     }
 
     /// `Get` and `GetAll`: `io.github.whereabouts1.Manager.ActiveApps` is answered once the caller is known, with
-    /// what it may see (``GeoClueService/activeApps(for:)``); every other property at once.
+    /// what it may see (``GeoClueService/activeAppsViewer(for:)``), listed in its turn; every other property at once.
     func read(_ names: [String], interface: String, call: MethodCall) -> PropertyRead {
         var values: [String: DBusValue] = [:]
         for name in names where name != "ActiveApps" { values[name] = property(name, interface: interface) }
         guard interface == Whereabouts.managerInterface, names.contains("ActiveApps") else { return .values(values) }
         return .later { [service] () async throws(DBusError) in
             try service.hold(call)
-            values["ActiveApps"] = .strings(try await service.activeApps(for: call.sender))
-            return values
+            let viewer = try await service.activeAppsViewer(for: call.sender)
+            return {
+                values["ActiveApps"] = .strings(service.activeApps(seenBy: viewer, readBy: call.sender))
+                return values
+            }
         }
     }
 

@@ -4,13 +4,17 @@ import WhereaboutsCore
 
 /// What `io.github.whereabouts1.Manager`'s properties say, and to whom.
 extension GeoClueService {
-    /// `io.github.whereabouts1.Manager.ActiveApps` as the connection `name` may see it: its own user's apps, or
-    /// every app for root and for a caller polkit grants `io.github.whereabouts1.manage` (asked without user
-    /// interaction: reading a property never prompts). From then on the connection alone is sent the changes of
-    /// what it sees.
-    func activeApps(for name: String) async throws(DBusError) -> [String] {
+    /// Whose apps `io.github.whereabouts1.Manager.ActiveApps` shows the connection `name`: its own user's, or every
+    /// app for root and for a caller polkit grants `io.github.whereabouts1.manage` (asked without user interaction:
+    /// reading a property never prompts).
+    func activeAppsViewer(for name: String) async throws(DBusError) -> ActiveAppsViewer {
         let uid = try await uid(of: name)
-        let viewer = try await seesEveryone(name) ? ActiveAppsViewer.everyone : .user(uid)
+        return try await seesEveryone(name) ? .everyone : .user(uid)
+    }
+
+    /// `io.github.whereabouts1.Manager.ActiveApps` as `viewer` sees it, read by the connection `name`: from then on
+    /// the connection alone is sent the changes of what it sees.
+    func activeApps(seenBy viewer: ActiveAppsViewer, readBy name: String) -> [String] {
         let apps = activity.apps(seenBy: viewer)
         if peers.knownUser(of: name) != nil { activity.follow(name, as: viewer, given: apps) }
         return apps

@@ -6,8 +6,9 @@ import Testing
 
 @testable import DBus
 
-/// An object whose one method answers with a large string, noting how many bytes waited for the bus as each call
-/// was served.
+/// An object whose one method answers with a large string, noting how many bytes waited for the bus as each answer
+/// was built: as the call is served, or, when it answers later, on the next turn of the loop through
+/// ``MethodCall/replyInTurn(_:)``.
 @BusActor
 final class LargeAnswerObject: ExportedObject {
     static let answerBytes = 8 << 10
@@ -16,16 +17,25 @@ final class LargeAnswerObject: ExportedObject {
         methods: [MethodDescription("Answer", outputs: [Argument("text", "s")])])
 
     let answer = String(repeating: "x", count: LargeAnswerObject.answerBytes)
-    var queuedWhenServed: [Int] = []
+    let answersLater: Bool
+    var queuedWhenBuilt: [Int] = []
     var server: Connection?
+
+    init(answersLater: Bool) { self.answersLater = answersLater }
 
     var interfaces: [InterfaceDescription] { [LargeAnswerObject.interface] }
 
     func checkAccess(sender: String) -> DBus.DBusError? { nil }
 
     func handle(_ call: MethodCall, interface: String, method: String) throws(DBus.DBusError) -> Reply {
-        queuedWhenServed.append(server?.outgoingBytes ?? 0)
-        return .values([.string(answer)])
+        guard answersLater else { return .values(build()) }
+        EventLoop.main.execute { call.replyInTurn { [self] in build() } }
+        return .later
+    }
+
+    private func build() -> [DBusValue] {
+        queuedWhenBuilt.append(server?.outgoingBytes ?? 0)
+        return [.string(answer)]
     }
 
     func property(_ name: String, interface: String) -> DBusValue { .boolean(false) }
@@ -46,12 +56,13 @@ struct BusBackpressureTests {
     }
 
     /// A caller's small calls reach the service faster than the bus takes their larger answers. Without a pause
-    /// every answer would wait in the service's memory; with it, no call is served while more than
-    /// ``Connection/backlogLimit`` waits, and every call is still answered. To make the bus fall behind for sure,
-    /// the calls are put in the service's socket before it reads any, and the bus is then stopped for a moment;
-    /// the service's socket keeps only a few kilobytes, so that what it cannot write waits in libdbus's queue.
-    @Test(.timeLimit(.minutes(1)))
-    func noCallIsServedWhileTheBusIsBehindAndEveryCallIsAnswered() async throws {
+    /// every answer would wait in the service's memory; with it, no call is served, and no answer finished later
+    /// built, while more than ``Connection/backlogLimit`` waits, and every call is still answered. To make the bus
+    /// fall behind for sure, the calls are put in the service's socket before it reads any, and the bus is then
+    /// stopped for a moment; the service's socket keeps only a few kilobytes, so that what it cannot write waits in
+    /// libdbus's queue.
+    @Test(.timeLimit(.minutes(1)), arguments: [false, true])
+    func noAnswerIsBuiltWhileTheBusIsBehindAndEveryCallIsAnswered(answersLater: Bool) async throws {
         let bus = try PrivateBus()
         let server = try Connection.open(address: bus.address)
         let client = try Connection.open(address: bus.address)
@@ -66,7 +77,7 @@ struct BusBackpressureTests {
         try #require(setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size)) == 0)
         var caughtUp = 0
         server.onBusCaughtUp = { caughtUp += 1 }
-        let object = LargeAnswerObject()
+        let object = LargeAnswerObject(answersLater: answersLater)
         object.server = server
         let path = ObjectPath("/io/github/whereabouts1/test/Large")!
         server.export(object, at: path)
@@ -99,13 +110,37 @@ struct BusBackpressureTests {
             _ = EventLoop.main.schedule(after: .milliseconds(300)) { kill(bus.pid, SIGCONT) }
         }
         #expect(lengths == Array(repeating: LargeAnswerObject.answerBytes, count: calls))
-        let most = object.queuedWhenServed.max() ?? 0
-        #expect(object.queuedWhenServed.count == calls)
+        let most = object.queuedWhenBuilt.max() ?? 0
+        #expect(object.queuedWhenBuilt.count == calls)
         // 64 KiB, where the 400 answers are 3.1 MiB.
-        #expect(most <= 64 << 10, "a call was served with \(most) bytes waiting for the bus")
+        #expect(most <= 64 << 10, "an answer was built with \(most) bytes waiting for the bus")
         // The run reached the pause: the bus fell behind by more than serving resumes at.
         #expect(most > Connection.backlogResumesAtOrBelow, "the bus never fell behind (\(most) bytes at most)")
         // Each time it caught up, the connection said so before serving the calls it held.
         #expect(caughtUp > 0)
+    }
+
+    /// A caller that leaves while its answers wait for the bus has them dropped unbuilt, and each of its calls
+    /// counts as answered, so that whoever counts the calls it holds lets go of them.
+    @Test func theAnswersOfACallerThatLeftAreDroppedAndCountedAnswered() throws {
+        let bus = try PrivateBus()
+        let server = try Connection.open(address: bus.address)
+        defer {
+            server.close()
+            bus.stop()
+        }
+        let message = try Message.methodCall(
+            destination: server.uniqueName, path: ObjectPath("/io/github/whereabouts1/test/Large")!,
+            interface: LargeAnswerObject.interface.name, member: "Answer")
+        try #require(dbus_message_set_sender(message.raw, ":1.9999") != 0)
+        let call = MethodCall(message: message, connection: server)
+        var answered = 0
+        var built = 0
+        call.onAnswered = { answered += 1 }
+        _ = server.turns.append(.answer(call, { built += 1 }), from: call.sender, pastTheLimit: true)
+        server.forgetCalls(from: ":1.9999")
+        #expect(answered == 1 && built == 0)
+        #expect(server.turns.isEmpty)
+        #expect(call.isAnswered)
     }
 }
