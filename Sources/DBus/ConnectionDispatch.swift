@@ -149,7 +149,7 @@ extension Connection {
         do {
             switch try route(call) {
             case .values(let values): call.reply(values)
-            case .later: break
+            case .later: call.keepHeaderOnly()
             }
         } catch {
             call.fail(error)

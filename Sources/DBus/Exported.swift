@@ -164,12 +164,12 @@ extension ExportedObject {
 /// throws, or answers later with ``reply(_:)`` or ``fail(_:)``.
 @BusActor
 public final class MethodCall {
-    /// The call message.
-    public let message: Message
+    /// The call message; once its handler has said it answers later, the header alone (``keepHeaderOnly()``).
+    public private(set) var message: Message
     /// The caller's unique bus name.
     public let sender: String
-    /// The decoded arguments.
-    public let arguments: [DBusValue]
+    /// The decoded arguments; empty once the handler has said it answers later.
+    public private(set) var arguments: [DBusValue]
     /// True when the body held more than ``Message/maximumDecodedValues`` values, so that it was not decoded and
     /// the call is refused before any handler sees it.
     let isOversized: Bool
@@ -187,6 +187,15 @@ public final class MethodCall {
         self.arguments = decoded ?? []
         self.isOversized = decoded == nil
         self.connection = connection
+    }
+
+    /// Lets go of the body and the decoded arguments of a call its handler answers later, having taken what it needs
+    /// from them: libdbus stops reading the bus while 63 MiB of the messages it read are still kept, so calls held
+    /// with large bodies would otherwise stop the service reading anyone's calls, and the replies they wait for.
+    func keepHeaderOnly() {
+        guard !answered, let header = message.headerOnly() else { return }
+        message = header
+        arguments = []
     }
 
     /// True once a reply or error has been sent.

@@ -76,6 +76,23 @@ public final class Message: @unchecked Sendable {
         return reply
     }
 
+    /// This method call's header alone: who sent it, its serial and flags, and what it calls, without its body. What
+    /// answering it needs: libdbus counts every message it read against what it reads at all, until the message is
+    /// let go, so a call answered later must not keep its body.
+    func headerOnly() -> Message? {
+        guard let copy = dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_CALL) else { return nil }
+        let header = Message(owning: copy)
+        guard dbus_message_set_sender(copy, dbus_message_get_sender(raw)) != 0,
+            dbus_message_set_path(copy, dbus_message_get_path(raw)) != 0,
+            dbus_message_set_interface(copy, dbus_message_get_interface(raw)) != 0,
+            dbus_message_set_member(copy, dbus_message_get_member(raw)) != 0
+        else { return nil }
+        dbus_message_set_serial(copy, dbus_message_get_serial(raw))
+        dbus_message_set_no_reply(copy, dbus_message_get_no_reply(raw))
+        dbus_message_set_allow_interactive_authorization(copy, dbus_message_get_allow_interactive_authorization(raw))
+        return header
+    }
+
     /// The error reply to this method call.
     public func errorReply(_ error: DBusError) -> Message? {
         let name = DBusNames.isValidErrorName(error.name) ? error.name : DBusError.Name.failed
