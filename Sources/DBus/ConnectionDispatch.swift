@@ -164,7 +164,11 @@ extension Connection {
         let path = message.path ?? .root
         let member = message.member ?? ""
         let interface = message.interface
-        if member == "Introspect" && (interface == nil || interface == "org.freedesktop.DBus.Introspectable") {
+        // As with GDBus, and so GeoClue, only an Introspect without arguments is one; any other falls through to the
+        // object's methods and is refused as unknown there, with GDBus's texts.
+        if member == "Introspect" && message.signature.isEmpty
+            && (interface == nil || interface == "org.freedesktop.DBus.Introspectable")
+        {
             guard !message.noReplyExpected else { return .values([]) }
             if let refusal = introspectionGate?(call.sender) { throw refusal }
             guard let viewOf = introspectionView else {

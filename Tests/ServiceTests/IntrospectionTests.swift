@@ -121,6 +121,28 @@ struct IntrospectionTests {
         #expect(clients.children == ["Manager"])
     }
 
+    /// An `Introspect` with arguments is not one, as with GDBus and so GeoClue 2.6 (checked with `dbus-send`): the
+    /// same errors, with the same texts, for an object and for a path with none.
+    @Test func introspectWithArgumentsIsRefusedAsGeoClueRefusesIt() async throws {
+        let harness = try await startedHarness(config: staticConfig, files: ["geolocation": staticFile])
+        defer { harness.stop() }
+        let app = try await GeoClueTestClient(bus: harness.bus)
+        defer { app.close() }
+        let introspectable = "org.freedesktop.DBus.Introspectable"
+        await expectDBusError(
+            DBusError.Name.unknownMethod,
+            containing:
+                "No such interface “\(introspectable)” on object at path /org/freedesktop/GeoClue2/Manager"
+        ) {
+            _ = try await app.call(GeoClueTestClient.managerPath, introspectable, "Introspect", [.string("x")])
+        }
+        await expectDBusError(DBusError.Name.unknownMethod, containing: "Object does not exist at path “/”") {
+            _ = try await app.call(ObjectPath("/")!, introspectable, "Introspect", [.string("x")])
+        }
+        let root = try await introspect(app, ObjectPath("/")!)
+        #expect(root.children == ["org"])
+    }
+
     /// A user's `Introspect` calls beyond 100 a second are refused with `LimitsExceeded`, and another user's are
     /// still answered: listing its own thousands of clients costs a user's call a millisecond of the bus thread.
     @Test func introspectionIsLimitedPerUser() async throws {
