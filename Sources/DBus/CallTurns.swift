@@ -21,13 +21,16 @@ struct CallTurns<Call> {
     private var paces: [String: (readyAt: Int64, interval: Int64, until: Int64)] = [:]
 
     private struct Queue {
-        var calls: [Call] = []
+        /// The calls, those already handed out emptied: a call handed out is let go at once (a held call keeps its
+        /// header alone, and its message must not stay alive here).
+        var calls: [Call?] = []
         var head = 0
         var count: Int { calls.count - head }
 
         mutating func popFirst() -> Call? {
             guard head < calls.count else { return nil }
             let call = calls[head]
+            calls[head] = nil
             head += 1
             if head >= 64 && head * 2 >= calls.count {
                 calls.removeFirst(head)
@@ -102,6 +105,6 @@ struct CallTurns<Call> {
             order.remove(at: index)
             if index < position { position -= 1 }
         }
-        return Array(queue.calls[queue.head...])
+        return queue.calls[queue.head...].compactMap { $0 }
     }
 }

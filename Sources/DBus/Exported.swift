@@ -160,8 +160,9 @@ extension ExportedObject {
     }
 }
 
-/// An incoming method call being served. Exactly one reply is sent for it, whether the handler returns values,
-/// throws, or answers later with ``reply(_:)`` or ``fail(_:)``.
+/// An incoming method call being served. At most one reply is sent for it, whether the handler returns values,
+/// throws, or answers later with ``reply(_:)``, ``fail(_:)`` or ``replyInTurn(_:)``; none only when its caller left
+/// before an answer built in its turn was due.
 @BusActor
 public final class MethodCall {
     /// The call message; once its handler has said it answers later, the header alone (``keepHeaderOnly()``).

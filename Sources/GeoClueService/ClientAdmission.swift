@@ -76,12 +76,32 @@ extension ClientObject {
         _ call: MethodCall,
         _ body: @escaping @BusActor (_ uid: UInt32, _ app: ClientApp) async throws(DBusError) -> [DBusValue]
     ) throws(DBusError) -> Reply {
+        try whenAppIsKnown(call) { uid, app throws(DBusError) in call.reply(try await body(uid, app)) }
+    }
+
+    /// As ``answerForApp(_:_:)``, for an answer that grows with what the service holds: `build` runs in the caller's
+    /// turn (``MethodCall/replyInTurn(_:)``), and not at all if the caller leaves first.
+    func answerForAppInTurn(
+        _ call: MethodCall,
+        _ build: @escaping @BusActor (_ uid: UInt32, _ app: ClientApp) throws(DBusError) -> [DBusValue]
+    ) throws(DBusError) -> Reply {
+        try whenAppIsKnown(call) { uid, app in
+            call.replyInTurn { () throws(DBusError) in try build(uid, app) }
+        }
+    }
+
+    /// Runs `then` once the caller's Unix user and the client's app are known; what the lookups or `then` throw
+    /// fails `call`.
+    private func whenAppIsKnown(
+        _ call: MethodCall,
+        _ then: @escaping @BusActor (_ uid: UInt32, _ app: ClientApp) async throws(DBusError) -> Void
+    ) throws(DBusError) -> Reply {
         try requireAppNamed()
         let claimed = desktopId
         BusActor.task { [self] in
             do throws(DBusError) {
                 let uid = try await service.uid(of: owner)
-                call.reply(try await body(uid, try await servedApp(claiming: claimed)))
+                try await then(uid, try await servedApp(claiming: claimed))
             } catch {
                 call.fail(error)
             }

@@ -71,12 +71,13 @@ extension ClientObject {
         }
     }
 
-    /// Answers `call` with what `body` returns for the caller's regions, once its user is known.
+    /// Answers `call` with what `body` returns for the caller's regions, once its user is known, built in the
+    /// caller's turn: a listing grows with the regions the caller keeps.
     private func withOwner(
         _ call: MethodCall,
         _ body: @escaping @BusActor (GeoClueService, RegionOwner) throws(DBusError) -> [DBusValue]
     ) throws(DBusError) -> Reply {
-        try answerForApp(call) { [self] uid, app throws(DBusError) in
+        try answerForAppInTurn(call) { [self] uid, app throws(DBusError) in
             try body(service, RegionOwner(user: uid, app: app))
         }
     }

@@ -65,4 +65,20 @@ struct CallTurnsTests {
         #expect(turns.isEmpty)
     }
 
+    /// A call handed out is let go at once, even while its caller's later calls still wait: a held call keeps its
+    /// header alone, and its message must not stay alive in the queue.
+    @Test func aCallHandedOutIsLetGo() {
+        final class Call {}
+        var turns = CallTurns<Call>()
+        weak var first: Call?
+        do {
+            let calls = (0..<3).map { _ in Call() }
+            first = calls[0]
+            #expect(Self.queue(calls, from: ":1.1", in: &turns) == 0)
+        }
+        #expect(first != nil)
+        _ = turns.next(now: 0)
+        #expect(first == nil, "the first call is still kept while two wait")
+        #expect(turns.count == 2)
+    }
 }
