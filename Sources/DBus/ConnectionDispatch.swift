@@ -52,7 +52,7 @@ extension Connection {
     func enqueueCall(_ message: Message) {
         guard turns.append(.call(message), from: message.sender ?? "") else {
             let refusal = DBusError.limitsExceeded(
-                "more than \(CallTurns<Message>.maximumPerCaller) calls of this connection wait to be handled")
+                "more than \(CallTurns<CallerWork>.maximumPerCaller) calls of this connection wait to be handled")
             if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
             noteRefusedPastLimit(message.sender ?? "")
             return

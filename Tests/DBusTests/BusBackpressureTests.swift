@@ -63,14 +63,9 @@ struct BusBackpressureTests {
     /// libdbus's queue.
     @Test(.timeLimit(.minutes(1)), arguments: [false, true])
     func noAnswerIsBuiltWhileTheBusIsBehindAndEveryCallIsAnswered(answersLater: Bool) async throws {
-        let bus = try PrivateBus()
-        let server = try Connection.open(address: bus.address)
-        let client = try Connection.open(address: bus.address)
-        defer {
-            client.close()
-            server.close()
-            bus.stop()
-        }
+        let peers = try ServerAndClient()
+        defer { peers.close() }
+        let (bus, server, client) = (peers.bus, peers.server, peers.client)
         var socket: Int32 = -1
         try #require(dbus_connection_get_socket(server.raw, &socket) != 0)
         var sendBuffer: Int32 = 8192

@@ -37,14 +37,9 @@ struct HeldCallBodyTests {
     /// another call is still served, because a held call keeps its header alone.
     @Test(.timeLimit(.minutes(1)))
     func heldCallsWithLargeBodiesDoNotStopTheServiceReading() async throws {
-        let bus = try PrivateBus()
-        let server = try Connection.open(address: bus.address)
-        let client = try Connection.open(address: bus.address)
-        defer {
-            client.close()
-            server.close()
-            bus.stop()
-        }
+        let peers = try ServerAndClient()
+        defer { peers.close() }
+        let (server, client) = (peers.server, peers.client)
         let object = HoldingObject()
         let path = ObjectPath("/io/github/whereabouts1/test/Holding")!
         server.export(object, at: path)
