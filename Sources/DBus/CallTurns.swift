@@ -1,17 +1,22 @@
-/// Method calls read from the bus and not yet handled, kept per caller and handed out one caller at a time in
-/// turn: a connection that floods the service waits behind its own calls, while another's call waits for at most
-/// one call of each other caller.
+/// Method calls read from the bus and not yet handled, kept per caller and handed out in turn: the groups of
+/// callers take turns (the service groups the connections of one user), and within a group its callers do. A user
+/// that floods the service from many connections waits behind its own calls, while another user's call waits for
+/// at most one call of each other group.
 ///
-/// Calls of one caller keep their order. A caller may have ``maximumPerCaller`` calls waiting; the next is refused
-/// by ``append(_:from:)``. A caller can be slowed (``slow(_:interval:until:now:)``): until then its calls are
-/// handed out one per interval at most, whatever its turns, so that a caller that keeps coming back past a limit,
-/// each refusal answered at once, cannot keep the service and the bus busy at the rate they answer it.
+/// Calls of one caller keep their order: a caller's calls stay in the group they were queued in until all of them
+/// are handed out, even if its group changes meanwhile (its user became known). A caller may have
+/// ``maximumPerCaller`` calls waiting; the next is refused by ``append(_:from:in:pastTheLimit:)``. A caller can be
+/// slowed (``slow(_:interval:until:now:)``): until then its calls are handed out one per interval at most, whatever
+/// its turns, so that a caller that keeps coming back past a limit, each refusal answered at once, cannot keep the
+/// service and the bus busy at the rate they answer it.
 struct CallTurns<Call> {
     /// The most calls one caller may have waiting.
     static var maximumPerCaller: Int { 4096 }
 
     private var queues: [String: Queue] = [:]
-    /// The callers with calls waiting, in turn order, and the next one's place.
+    /// The groups with calls waiting, by their key.
+    private var groups: [String: Group] = [:]
+    /// The groups with calls waiting, in turn order, and the next one's place.
     private var order: [String] = []
     private var position = 0
     /// The calls waiting, of all callers.
@@ -20,53 +25,91 @@ struct CallTurns<Call> {
     /// interval between their calls, and when they are no longer slowed.
     private var paces: [String: (readyAt: Int64, interval: Int64, until: Int64)] = [:]
 
+    /// The callers of one group with calls waiting, in turn order, and the next one's place.
+    private struct Group {
+        var callers: [String] = []
+        var position = 0
+    }
+
     private struct Queue {
+        /// The group whose turns the caller's calls take while any waits.
+        let group: String
         /// The calls, those already handed out emptied: a call handed out is let go at once (a held call keeps its
-        /// header alone, and its message must not stay alive here).
-        var calls: [Call?] = []
+        /// header alone, and its message must not stay alive here). `counted` is false for work let past the limit.
+        var calls: [(call: Call, counted: Bool)?] = []
         var head = 0
+        /// The calls waiting that count toward ``CallTurns/maximumPerCaller``.
+        var counted = 0
         var count: Int { calls.count - head }
 
         mutating func popFirst() -> Call? {
-            guard head < calls.count else { return nil }
-            let call = calls[head]
+            guard head < calls.count, let entry = calls[head] else { return nil }
             calls[head] = nil
             head += 1
+            if entry.counted { counted -= 1 }
             if head >= 64 && head * 2 >= calls.count {
                 calls.removeFirst(head)
                 head = 0
             }
-            return call
+            return entry.call
         }
     }
 
     var isEmpty: Bool { count == 0 }
 
-    /// Queues `call` of `caller`; false when the caller already has the most calls waiting, unless
-    /// `pastTheLimit` (for work the caller's calls already started, which the limit has let through once).
-    mutating func append(_ call: Call, from caller: String, pastTheLimit: Bool = false) -> Bool {
-        if !pastTheLimit, let waiting = queues[caller]?.count, waiting >= Self.maximumPerCaller { return false }
+    /// Queues `call` of `caller`, in the turns of `group` (the caller's own when nil) unless the caller's earlier
+    /// calls still wait in another; false when the caller already has the most calls waiting, unless `pastTheLimit`
+    /// (for work the caller's calls already started, which the limit has let through once, and which does not
+    /// count toward it).
+    mutating func append(_ call: Call, from caller: String, in group: String? = nil, pastTheLimit: Bool = false)
+        -> Bool
+    {
+        if !pastTheLimit, let waiting = queues[caller]?.counted, waiting >= Self.maximumPerCaller { return false }
         if queues[caller] == nil {
-            queues[caller] = Queue()
-            order.append(caller)
+            let key = group ?? caller
+            queues[caller] = Queue(group: key)
+            if groups[key] == nil {
+                groups[key] = Group()
+                order.append(key)
+            }
+            groups[key]!.callers.append(caller)
         }
-        queues[caller]!.calls.append(call)
+        queues[caller]!.calls.append((call, !pastTheLimit))
+        if !pastTheLimit { queues[caller]!.counted += 1 }
         count += 1
         return true
     }
 
-    /// The next caller's first call at `now`, the callers taking turns; nil when none is waiting, or every caller
-    /// waiting is slowed and not yet due (``nextDue``).
+    /// The next call at `now`, the groups taking turns and their callers within them; nil when none is waiting, or
+    /// every caller waiting is slowed and not yet due (``nextDue``).
     mutating func next(now: Int64) -> Call? {
-        guard !order.isEmpty else { return nil }
         for _ in 0..<order.count {
             if position >= order.count { position = 0 }
-            let caller = order[position]
+            let key = order[position]
+            // Taken out while it changes, so that its callers' list is not copied.
+            guard var group = groups.removeValue(forKey: key) else { return nil }
+            let call = next(of: &group, now: now)
+            if group.callers.isEmpty {
+                order.remove(at: position)
+            } else {
+                groups[key] = group
+                position += 1
+            }
+            if let call { return call }
+        }
+        return nil
+    }
+
+    /// The next call of `group`'s callers in turn at `now`; nil when each is slowed and not yet due.
+    private mutating func next(of group: inout Group, now: Int64) -> Call? {
+        for _ in 0..<group.callers.count {
+            if group.position >= group.callers.count { group.position = 0 }
+            let caller = group.callers[group.position]
             if let pace = paces[caller] {
                 if pace.until <= now {
                     paces[caller] = nil
                 } else if pace.readyAt > now {
-                    position += 1
+                    group.position += 1
                     continue
                 } else {
                     paces[caller]!.readyAt = now + pace.interval
@@ -76,9 +119,9 @@ struct CallTurns<Call> {
             count -= 1
             if queues[caller]!.count == 0 {
                 queues[caller] = nil
-                order.remove(at: position)
+                group.callers.remove(at: group.position)
             } else {
-                position += 1
+                group.position += 1
             }
             return call
         }
@@ -86,7 +129,7 @@ struct CallTurns<Call> {
     }
 
     /// When a slowed caller's next call is due, if calls wait and none is due before.
-    var nextDue: Int64? { order.compactMap { paces[$0]?.readyAt }.min() }
+    var nextDue: Int64? { queues.keys.compactMap { paces[$0]?.readyAt }.min() }
 
     /// Hands out `caller`'s calls one per `interval` at most until `until`.
     mutating func slow(_ caller: String, interval: Int64, until: Int64, now: Int64) {
@@ -101,10 +144,25 @@ struct CallTurns<Call> {
         paces[caller] = nil
         guard let queue = queues.removeValue(forKey: caller) else { return [] }
         count -= queue.count
-        if let index = order.firstIndex(of: caller) {
-            order.remove(at: index)
-            if index < position { position -= 1 }
+        if var group = groups.removeValue(forKey: queue.group) {
+            if let index = group.callers.firstIndex(of: caller) {
+                group.callers.remove(at: index)
+                if index < group.position { group.position -= 1 }
+            }
+            if !group.callers.isEmpty {
+                groups[queue.group] = group
+            } else if let index = order.firstIndex(of: queue.group) {
+                order.remove(at: index)
+                if index < position { position -= 1 }
+            }
         }
-        return queue.calls[queue.head...].compactMap { $0 }
+        return queue.calls[queue.head...].compactMap { $0?.call }
+    }
+
+    /// Forgets every call waiting and returns them, for a connection that closes.
+    mutating func dropAll() -> [Call] {
+        let calls = queues.values.flatMap { queue in queue.calls[queue.head...].compactMap { $0?.call } }
+        self = CallTurns()
+        return calls
     }
 }

@@ -40,6 +40,11 @@ public final class Connection {
     /// ``holdUntilBusCatchesUp()``), before the held calls are served: what the service holds goes out first, so
     /// that a flood of calls cannot keep it waiting.
     public var onBusCaughtUp: (@BusActor () -> Void)?
+    /// The group whose turns a caller's calls take, asked with its unique name as each call is queued: groups take
+    /// turns, and the callers of a group take its turns (``CallTurns``). Without it each caller is a group of its own.
+    /// The service groups the connections of one user, so that a user's many connections cannot keep another's
+    /// calls waiting.
+    public var turnGroup: (@BusActor (String) -> String)?
     /// Asked before an `Introspect` call is answered, with the caller's unique name; an error refuses the call.
     /// An `Introspect` that wants no reply is dropped before it is asked about: it can change nothing.
     public var introspectionGate: (@BusActor (String) -> DBusError?)?
@@ -83,6 +88,7 @@ public final class Connection {
     public func close() {
         guard !closed else { return }
         closed = true
+        for case .answer(let call, _) in turns.dropAll() { call.abandon() }
         dbus_connection_flush(raw)
         dbus_connection_close(raw)
         objects.removeAll()

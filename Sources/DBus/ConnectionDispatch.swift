@@ -50,11 +50,12 @@ extension Connection {
 
     /// Queues a method call for its caller's turn; one past its caller's bound is refused at once, unhandled.
     func enqueueCall(_ message: Message) {
-        guard turns.append(.call(message), from: message.sender ?? "") else {
+        let caller = message.sender ?? ""
+        guard turns.append(.call(message), from: caller, in: turnGroup?(caller)) else {
             let refusal = DBusError.limitsExceeded(
                 "more than \(CallTurns<CallerWork>.maximumPerCaller) calls of this connection wait to be handled")
             if !message.noReplyExpected, let reply = message.errorReply(refusal) { send(reply) }
-            noteRefusedPastLimit(message.sender ?? "")
+            noteRefusedPastLimit(caller)
             return
         }
     }
@@ -88,10 +89,11 @@ extension Connection {
 
     /// Runs `answer`, which sends `call`'s reply: now, unless more than ``backlogLimit`` waits for the bus; then in
     /// the caller's turn once the bus has caught up, like a call, so that answers finished meanwhile are not built
-    /// to wait in memory. Counted past the caller's limit of waiting calls: the call was let through once.
+    /// to wait in memory. Past the caller's limit of waiting calls, and not counted toward it: the call was let
+    /// through once, and the service bounds what it holds.
     func answerInTurn(_ call: MethodCall, _ answer: @escaping @BusActor () -> Void) {
         guard !closed, holdServingIfBusIsBehind() else { return answer() }
-        _ = turns.append(.answer(call, answer), from: call.sender, pastTheLimit: true)
+        _ = turns.append(.answer(call, answer), from: call.sender, in: turnGroup?(call.sender), pastTheLimit: true)
     }
 
     /// Holds serving once more than ``backlogLimit`` waits for the bus, until it has caught up to

@@ -198,6 +198,11 @@ public final class GeoClueService {
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
         connection.exportSubtree(ClientTree(service: self), at: GeoClue.clientRoot)
+        // One user's connections share its turns, so that opening many cannot keep another user's calls waiting;
+        // connections whose user is not known yet share one group.
+        connection.turnGroup = { [weak self] sender in
+            self?.peers.knownUser(of: sender).map { "UID \($0)" } ?? "user not known yet"
+        }
         connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
         connection.introspectionView = { [weak self] call throws(DBusError) in
             guard let self else { return .own }

@@ -23,6 +23,60 @@ struct CallTurnsTests {
         #expect(turns.isEmpty && turns.count == 0)
     }
 
+    /// The callers of one group share its turns: one user's flood from many connections makes another user's calls
+    /// wait for one call of that user, not one of each of its connections. A caller's calls stay in the group they
+    /// were queued in until they are all handed out, so that they keep their order when its group changes.
+    @Test func groupsTakeTurnsAndTheirCallersShareThem() {
+        var turns = CallTurns<String>()
+        var refused = 0
+        for caller in ["a1", "a2", "a3"] {
+            for index in 0..<3 { refused += turns.append("\(caller) \(index)", from: caller, in: "A") ? 0 : 1 }
+        }
+        for index in 0..<3 { refused += turns.append("b \(index)", from: "b", in: "B") ? 0 : 1 }
+        var served: [String] = []
+        while served.count < 6, let call = turns.next(now: 0) { served.append(call) }
+        #expect(served == ["a1 0", "b 0", "a2 0", "b 1", "a3 0", "b 2"])
+        // a1 still has calls waiting in group A: a call queued for group C joins them there.
+        refused += turns.append("a1 moved", from: "a1", in: "C") ? 0 : 1
+        refused += turns.append("c 0", from: "c", in: "C") ? 0 : 1
+        while let call = turns.next(now: 0) { served.append(call) }
+        #expect(served.suffix(8) == ["c 0", "a1 1", "a2 1", "a3 1", "a1 2", "a2 2", "a3 2", "a1 moved"])
+        #expect(turns.isEmpty)
+        // Emptied, a1 is queued in the group it is given now.
+        refused += turns.append("a1 later", from: "a1", in: "C") ? 0 : 1
+        refused += turns.append("b later", from: "b", in: "B") ? 0 : 1
+        let last = [turns.next(now: 0), turns.next(now: 0)]
+        #expect(last == ["a1 later", "b later"])
+        #expect(refused == 0)
+    }
+
+    @Test func theCallersOfAGroupThatLeftAreDroppedAndTheGroupsGoOn() {
+        var turns = CallTurns<String>()
+        for (caller, group) in [("a1", "A"), ("a2", "A"), ("b", "B")] {
+            for index in 0..<2 { _ = turns.append("\(caller) \(index)", from: caller, in: group) }
+        }
+        let first = turns.next(now: 0)
+        #expect(first == "a1 0")
+        turns.dropAll(from: "a2")
+        turns.dropAll(from: "a1")
+        #expect(turns.count == 2)
+        var served: [String] = []
+        while let call = turns.next(now: 0) { served.append(call) }
+        #expect(served == ["b 0", "b 1"])
+    }
+
+    /// Answers deferred while the bus was behind are let past a caller's bound, and do not count toward it.
+    @Test func workPastTheLimitDoesNotCountTowardIt() {
+        var turns = CallTurns<Int>()
+        let bound = CallTurns<Int>.maximumPerCaller
+        for answer in 1...10 { _ = turns.append(-answer, from: ":1.1", pastTheLimit: true) }
+        #expect(Self.queue(Array(0...bound), from: ":1.1", in: &turns) == 1)
+        for _ in 0..<10 { _ = turns.next(now: 0) }
+        #expect(Self.queue([bound], from: ":1.1", in: &turns) == 1, "handing out the answers made room for calls")
+        _ = turns.next(now: 0)
+        #expect(Self.queue([bound], from: ":1.1", in: &turns) == 0)
+    }
+
     @Test func aCallerPastItsBoundIsRefusedAndOthersAreNot() {
         var turns = CallTurns<Int>()
         let bound = CallTurns<Int>.maximumPerCaller
