@@ -3,8 +3,8 @@
 /// that floods the service from many connections waits behind its own calls, while another user's call waits for
 /// at most one call of each other group.
 ///
-/// Calls of one caller keep their order: a caller's calls stay in the group they were queued in until all of them
-/// are handed out, even if its group changes meanwhile (its user became known). A caller may have
+/// Calls of one caller keep their order: when a caller's group changes (its user became known), its next call
+/// takes all those still waiting to the new group, in their order. A caller may have
 /// ``maximumPerCaller`` calls waiting; the next is refused by ``append(_:from:in:pastTheLimit:)``. A caller can be
 /// slowed (``slow(_:interval:until:now:)``): until then its calls are handed out one per interval at most, whatever
 /// its turns, so that a caller that keeps coming back past a limit, each refusal answered at once, cannot keep the
@@ -32,8 +32,8 @@ struct CallTurns<Call> {
     }
 
     private struct Queue {
-        /// The group whose turns the caller's calls take while any waits.
-        let group: String
+        /// The group whose turns the caller's calls take.
+        var group: String
         /// The calls, those already handed out emptied: a call handed out is let go at once (a held call keeps its
         /// header alone, and its message must not stay alive here). `counted` is false for work let past the limit.
         var calls: [(call: Call, counted: Bool)?] = []
@@ -57,27 +57,53 @@ struct CallTurns<Call> {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Queues `call` of `caller`, in the turns of `group` (the caller's own when nil) unless the caller's earlier
-    /// calls still wait in another; false when the caller already has the most calls waiting, unless `pastTheLimit`
-    /// (for work the caller's calls already started, which the limit has let through once, and which does not
-    /// count toward it).
+    /// Queues `call` of `caller` in the turns of `group` (the caller's own when nil), with the caller's calls still
+    /// waiting if they wait in another; false when the caller already has the most calls waiting, unless
+    /// `pastTheLimit` (for work the caller's calls already started, which the limit has let through once, and which
+    /// does not count toward it).
     mutating func append(_ call: Call, from caller: String, in group: String? = nil, pastTheLimit: Bool = false)
         -> Bool
     {
         if !pastTheLimit, let waiting = queues[caller]?.counted, waiting >= Self.maximumPerCaller { return false }
-        if queues[caller] == nil {
-            let key = group ?? caller
-            queues[caller] = Queue(group: key)
-            if groups[key] == nil {
-                groups[key] = Group()
-                order.append(key)
+        let key = group ?? caller
+        if let queue = queues[caller] {
+            if queue.group != key {
+                leave(queue.group, caller)
+                join(key, caller)
+                queues[caller]!.group = key
             }
-            groups[key]!.callers.append(caller)
+        } else {
+            queues[caller] = Queue(group: key)
+            join(key, caller)
         }
         queues[caller]!.calls.append((call, !pastTheLimit))
         if !pastTheLimit { queues[caller]!.counted += 1 }
         count += 1
         return true
+    }
+
+    /// Adds `caller` to the callers of `key` that take its turns, last.
+    private mutating func join(_ key: String, _ caller: String) {
+        if groups[key] == nil {
+            groups[key] = Group()
+            order.append(key)
+        }
+        groups[key]!.callers.append(caller)
+    }
+
+    /// Takes `caller` out of the callers of `key`, and the group out of the turns once it has none.
+    private mutating func leave(_ key: String, _ caller: String) {
+        guard var group = groups.removeValue(forKey: key) else { return }
+        if let index = group.callers.firstIndex(of: caller) {
+            group.callers.remove(at: index)
+            if index < group.position { group.position -= 1 }
+        }
+        if !group.callers.isEmpty {
+            groups[key] = group
+        } else if let index = order.firstIndex(of: key) {
+            order.remove(at: index)
+            if index < position { position -= 1 }
+        }
     }
 
     /// The next call at `now`, the groups taking turns and their callers within them; nil when none is waiting, or
@@ -144,18 +170,7 @@ struct CallTurns<Call> {
         paces[caller] = nil
         guard let queue = queues.removeValue(forKey: caller) else { return [] }
         count -= queue.count
-        if var group = groups.removeValue(forKey: queue.group) {
-            if let index = group.callers.firstIndex(of: caller) {
-                group.callers.remove(at: index)
-                if index < group.position { group.position -= 1 }
-            }
-            if !group.callers.isEmpty {
-                groups[queue.group] = group
-            } else if let index = order.firstIndex(of: queue.group) {
-                order.remove(at: index)
-                if index < position { position -= 1 }
-            }
-        }
+        leave(queue.group, caller)
         return queue.calls[queue.head...].compactMap { $0?.call }
     }
 
