@@ -198,6 +198,11 @@ public final class GeoClueService {
         self.manager = manager
         connection.export(manager, at: GeoClue.managerPath)
         connection.exportSubtree(ClientTree(service: self), at: GeoClue.clientRoot)
+        do throws(DBusError) {
+            try connection.boundSocketBacklog()
+        } catch {
+            logger.warning("bus: \(error.message); another user's calls may wait behind answers the bus has not read")
+        }
         // One user's connections share its turns, so that opening many cannot keep another user's calls waiting;
         // connections whose user is not known yet share one group.
         connection.turnGroup = { [weak self] sender in

@@ -1,15 +1,18 @@
+import CDBus
+import Glibc
 import Loop
 import TestSupport
 import Testing
 
 @testable import DBus
 
-/// The service groups callers by user for their turns (``Connection/turnGroup``): the connections of one user share
-/// one group, so that opening many cannot keep another user's calls waiting, and connections whose user is not
-/// known yet share another.
-@Suite("Callers take their turns by user")
+/// What keeps one user's calls from delaying another's at the service's end of the bus.
+@Suite("One user's calls do not wait behind another's")
 @BusActor
-struct ServiceTurnGroupTests {
+struct ServiceBusFairnessTests {
+    /// The service groups callers by user for their turns (``Connection/turnGroup``): the connections of one user
+    /// share one group, so that opening many cannot keep another user's calls waiting, and connections whose user is
+    /// not known yet share another.
     @Test(.timeLimit(.minutes(1)))
     func theConnectionsOfOneUserShareTheirTurns() async throws {
         let service = try await InProcessService()
@@ -25,5 +28,20 @@ struct ServiceTurnGroupTests {
         #expect(group(names[0]) == group(names[1]), "two connections of the test's user")
         #expect(group(names[2]) != group(names[0]), "a connection that has not called yet is not known")
         #expect(group(names[2]) == group(":1.99999"))
+    }
+
+    /// The service's socket keeps little of what the bus has not read (``Connection/boundSocketBacklog()``), so that
+    /// its reply to one user and its questions about a new caller do not wait behind 200 KiB of answers to another.
+    @Test(.timeLimit(.minutes(1)))
+    func theServiceSocketKeepsLittleOfWhatTheBusHasNotRead() async throws {
+        let service = try await InProcessService()
+        defer { service.stop() }
+        var socket: Int32 = -1
+        try #require(dbus_connection_get_socket(service.connection.raw, &socket) != 0)
+        var bytes: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        try #require(getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, &length) == 0)
+        // The kernel doubles what it is given, for its bookkeeping.
+        #expect(bytes == 2 * Connection.socketBacklogLimit)
     }
 }
