@@ -3,8 +3,8 @@
 /// that floods the service from many connections waits behind its own calls, while another user's call waits for
 /// at most one call of each other group.
 ///
-/// Calls of one caller keep their order: when a caller's group changes (its user became known), its next call
-/// takes all those still waiting to the new group, in their order. A caller may have
+/// Calls of one caller keep their order: when a caller's group changes (its user became known), the calls it has
+/// waiting move to the new group together, in their order (``regroup(_:in:)``, or its next call). A caller may have
 /// ``maximumPerCaller`` calls waiting; the next is refused by ``append(_:from:in:pastTheLimit:)``. A caller can be
 /// slowed (``slow(_:interval:until:now:)``): until then its calls are handed out one per interval at most, whatever
 /// its turns, so that a caller that keeps coming back past a limit, each refusal answered at once, cannot keep the
@@ -66,12 +66,8 @@ struct CallTurns<Call> {
     {
         if !pastTheLimit, let waiting = queues[caller]?.counted, waiting >= Self.maximumPerCaller { return false }
         let key = group ?? caller
-        if let queue = queues[caller] {
-            if queue.group != key {
-                leave(queue.group, caller)
-                join(key, caller)
-                queues[caller]!.group = key
-            }
+        if queues[caller] != nil {
+            regroup(caller, in: key)
         } else {
             queues[caller] = Queue(group: key)
             join(key, caller)
@@ -80,6 +76,14 @@ struct CallTurns<Call> {
         if !pastTheLimit { queues[caller]!.counted += 1 }
         count += 1
         return true
+    }
+
+    /// Moves the calls `caller` has waiting, if any, to the turns of `group`, last among its callers.
+    mutating func regroup(_ caller: String, in group: String) {
+        guard let from = queues[caller]?.group, from != group else { return }
+        leave(from, caller)
+        join(group, caller)
+        queues[caller]!.group = group
     }
 
     /// Adds `caller` to the callers of `key` that take its turns, last.

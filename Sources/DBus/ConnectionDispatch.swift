@@ -40,6 +40,13 @@ extension Connection {
         for case .answer(let call, _) in turns.dropAll(from: name) { call.abandon() }
     }
 
+    /// Moves the calls `name` has waiting to the turns of its group as ``turnGroup`` tells it now: for a caller whose
+    /// user has just become known, so that the calls it sent before, however many, stop sharing the turns of
+    /// connections not known yet with every new connection's first call.
+    public func regroupCalls(of name: String) {
+        turns.regroup(name, in: turnGroup?(name) ?? name)
+    }
+
     /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls
     /// are handled one per 10 ms at most, so that a caller resending each refused call at once is answered at that
     /// pace instead of at the rate the service and the bus can refuse it.

@@ -150,7 +150,10 @@ public final class GeoClueService {
         agentTimeout = GeoClueService.agentTimeoutFromEnvironment() ?? GeoClueService.defaultAgentTimeout
         sessions = SessionMonitor(connection: connection, logger: logger)
         sessions.onChange = { [weak self] path, active in self?.sessionChanged(path, active: active) }
-        peers.onIdentified = { [weak self] name, uid in self?.heldCalls.identify(name, as: uid) }
+        peers.onIdentified = { [weak self] name, uid in
+            self?.heldCalls.identify(name, as: uid)
+            self?.connection.regroupCalls(of: name)
+        }
         peers.onUnidentifiable = { [weak self] uid, line in
             guard let self, let line = identityWarnings.line(line, for: uid, now: clock.monotonicNow) else { return }
             logger.warning(line)

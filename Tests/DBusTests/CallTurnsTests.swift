@@ -46,6 +46,28 @@ struct CallTurnsTests {
         #expect(refused == 0)
     }
 
+    /// A caller whose user became known moves the calls it has waiting to its user's turns at once, before it sends
+    /// another: one that sent all its calls before it was known does not keep sharing the turns of new connections.
+    @Test func aRegroupedCallerTakesItsWaitingCallsAlong() {
+        var turns = CallTurns<String>()
+        let floods = (1...4).map { "flood \($0)" }
+        for caller in floods {
+            for index in 0..<3 { _ = turns.append("\(caller) \(index)", from: caller, in: "not known") }
+        }
+        _ = turns.append("probe", from: "probe", in: "not known")
+        let first = turns.next(now: 0)
+        #expect(first == "flood 1 0")
+        for caller in floods + ["nobody waiting"] { turns.regroup(caller, in: "user") }
+        var served: [String] = []
+        while let call = turns.next(now: 0) { served.append(call) }
+        // Left among the four floods, the probe would wait for three of their calls.
+        #expect(served.prefix(2).contains("probe"), "\(served)")
+        for caller in floods {
+            let calls = served.filter { $0.hasPrefix(caller) }
+            #expect(calls == (caller == "flood 1" ? 1..<3 : 0..<3).map { "\(caller) \($0)" })
+        }
+    }
+
     @Test func theCallersOfAGroupThatLeftAreDroppedAndTheGroupsGoOn() {
         var turns = CallTurns<String>()
         for (caller, group) in [("a1", "A"), ("a2", "A"), ("b", "B")] {
