@@ -7,7 +7,9 @@ import TestSupport
 
 /// What one local user can keep doing to the daemon (`Tests/Clients/attack.py`, run as ``BenchBus/loadUser``),
 /// and what each does to another user: a probe, as root, opens a connection of its own and times a fresh
-/// `GetClient`, every 50 ms, for ``Options/attackSeconds`` while the attack goes on.
+/// `GetClient`, every 50 ms, for ``Options/attackSeconds`` while the attack goes on. It times the bus's own `GetId`
+/// on that connection first: the floor of what any service on that bus could answer, as a `GetClient` crosses the
+/// bus four times (the call, the service asking the bus who the caller is, the bus's answer, the reply).
 struct Attack: Sendable {
     let name: String
     /// The attack's mode and arguments; nil for the quiet baseline.
@@ -39,6 +41,8 @@ struct AttackFigures: Sendable {
     let attack: Attack
     /// Milliseconds of each answered `GetClient`.
     let latencies: Sample
+    /// Milliseconds of the bus's own `GetId` on each probe's connection, just before its `GetClient`.
+    let busLatencies: Sample
     /// Probes that got an error, and the first error.
     let failures: Int
     let firstFailure: String?
@@ -51,7 +55,10 @@ struct AttackFigures: Sendable {
 /// Runs each attack against a fresh whereaboutsd on the bench bus, as packaged, and probes it.
 func measureAttacks(on bench: BenchBus, _ options: Options) async throws -> [AttackFigures] {
     var results: [AttackFigures] = []
-    for attack in Attack.all {
+    let chosen = Attack.all.filter { attack in
+        options.attackModes.isEmpty || attack.arguments.map { options.attackModes.contains($0[0]) } ?? true
+    }
+    for attack in chosen {
         let contender = try await makeContender(.whereabouts, on: bench.bus, apps: attack.apps)
         defer { contender.shutdown() }
         let watch = try await NameWatch(address: bench.bus.address)
@@ -102,13 +109,19 @@ private func storageBytesWritten(_ pid: pid_t) -> UInt64? {
 /// A fresh connection's `GetClient`, timed, every ``Attack/probeInterval`` for `seconds`.
 @BusActor private func probe(_ address: String, _ attack: Attack, seconds: Int) async throws -> AttackFigures {
     var latencies: [Double] = []
+    var busLatencies: [Double] = []
     var failures = 0
     var firstFailure: String?
     let end = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < end {
         let connection = try Connection.open(address: address)
-        let start = monotonicNanoseconds()
         do {
+            let asked = monotonicNanoseconds()
+            _ = try await connection.call(
+                destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus")!,
+                interface: "org.freedesktop.DBus", member: "GetId", timeout: .seconds(30))
+            busLatencies.append(Double(monotonicNanoseconds() - asked) / 1e6)
+            let start = monotonicNanoseconds()
             _ = try await connection.call(
                 destination: GeoClueTestClient.service, path: GeoClueTestClient.managerPath,
                 interface: GeoClueTestClient.managerInterface, member: "GetClient", timeout: .seconds(30))
@@ -121,7 +134,8 @@ private func storageBytesWritten(_ pid: pid_t) -> UInt64? {
         try await Task.sleep(for: Attack.probeInterval)
     }
     return AttackFigures(
-        attack: attack, latencies: Sample(latencies), failures: failures, firstFailure: firstFailure)
+        attack: attack, latencies: Sample(latencies), busLatencies: Sample(busLatencies), failures: failures,
+        firstFailure: firstFailure)
 }
 
 /// The table of the attacks' figures, for the README.
@@ -129,10 +143,11 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
     var lines = [
         "wbload \(ISO8601DateFormatter().string(from: Date())): a probe (root, a fresh connection each time) times "
             + "GetClient every 50 ms for \(options.attackSeconds) s while \(BenchBus.loadUser) attacks; whereaboutsd "
-            + "as packaged with polkitd and the package's policy, \(ProcessInfo.processInfo.activeProcessorCount) cores",
+            + "as packaged with polkitd and the package's policy, \(ProcessInfo.processInfo.activeProcessorCount) cores; "
+            + "bus p50 is the bus's own GetId on the probe's connection, the floor under a GetClient that crosses it four times",
         "",
         "attack".padding(toLength: 48, withPad: " ", startingAt: 0)
-            + "probes   p50 ms   p99 ms   max ms   written KB/s   peak RSS MiB   failed",
+            + "probes   p50 ms   p99 ms   max ms   bus p50 ms   written KB/s   peak RSS MiB   failed",
     ]
     for result in results {
         let latencies = result.latencies
@@ -142,6 +157,7 @@ func attackTable(_ results: [AttackFigures], _ options: Options) -> String {
                 + format(latencies.median).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(latencies.percentile(99)).padding(toLength: 9, withPad: " ", startingAt: 0)
                 + format(latencies.values.last ?? .nan).padding(toLength: 9, withPad: " ", startingAt: 0)
+                + format(result.busLatencies.median).padding(toLength: 13, withPad: " ", startingAt: 0)
                 + format(result.writtenPerSecond / 1000).padding(toLength: 15, withPad: " ", startingAt: 0)
                 + format(Double(result.peakResidentKiB) / 1024).padding(toLength: 15, withPad: " ", startingAt: 0)
                 + String(result.failures) + (result.firstFailure.map { " (\($0))" } ?? ""))

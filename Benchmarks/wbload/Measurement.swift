@@ -20,6 +20,8 @@ struct Options: Sendable {
     /// With `--attacks`, only the attacks run (``Attack``), each this long.
     var attacks = false
     var attackSeconds = 20
+    /// With `--attack MODE` (repeatable), only the baseline and the attacks of those modes (`answers`, `bodies`, ...).
+    var attackModes: [String] = []
     /// With `--regions`, only the regions bench runs (``measureRegions(on:_:)``), measuring this many fixes.
     var regions = false
     var fixes = 2000
@@ -61,6 +63,9 @@ struct Options: Sendable {
             case "--attacks":
                 options.attacks = true
                 options.attackSeconds = number(text)
+            case "--attack":
+                guard Attack.all.contains(where: { $0.arguments?.first == text }) else { usage() }
+                options.attackModes.append(text)
             case "--only":
                 guard let kind = ServiceKind.allCases.first(where: { $0.key == text }) else { usage() }
                 options.services = [kind]
@@ -81,7 +86,8 @@ struct Options: Sendable {
                 + " [--churn N (10000)]"
                 + " [--connections N (50), for the pooled round] [--load-processes N (10)] [--output DIR (build/bench)]"
                 + " [--gpsd-report WBBENCH-OUTPUT]"
-                + " [--only whereabouts|geoclue] [--attacks SECONDS, alone: a probe's GetClient during each attack]"
+                + " [--only whereabouts|geoclue] [--attacks SECONDS [--attack MODE]…, alone: a probe's GetClient during each attack,"
+                + " or the baseline's and those of MODE (introspect, requests, answers, bodies, …)]"
                 + " [--regions [--fixes N (2000)], alone: CPU per fix and memory per region with 10,000 regions]"
                 + " [--floor, alone: the bursts against a service that does the least any could, and the services]"
                 + " [--memory-steps N,N,… [--hold SECONDS] [--step-timeout SECONDS (60)] [--settle SECONDS (3)],"
