@@ -117,7 +117,11 @@ struct CallTurns<Call> {
             if position >= order.count { position = 0 }
             let key = order[position]
             // Taken out while it changes, so that its callers' list is not copied.
-            guard var group = groups.removeValue(forKey: key) else { return nil }
+            guard var group = groups.removeValue(forKey: key) else {
+                assertionFailure("the group \(key) takes turns and has no callers")
+                order.remove(at: position)
+                continue
+            }
             let call = next(of: &group, now: now)
             if group.callers.isEmpty {
                 order.remove(at: position)

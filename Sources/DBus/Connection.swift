@@ -40,8 +40,9 @@ public final class Connection {
     /// ``holdUntilBusCatchesUp()``), before the held calls are served: what the service holds goes out first, so
     /// that a flood of calls cannot keep it waiting.
     public var onBusCaughtUp: (@BusActor () -> Void)?
-    /// The group whose turns a caller's calls take, asked with its unique name as each call is queued: groups take
-    /// turns, and the callers of a group take its turns (``CallTurns``). Without it each caller is a group of its own.
+    /// The group whose turns a caller's calls take, asked with its unique name as each call or deferred answer is
+    /// queued and by ``regroupCalls(of:)``: groups take turns, and the callers of a group take its turns
+    /// (``CallTurns``). Without it each caller is a group of its own.
     /// The service groups the connections of one user, so that a user's many connections cannot keep another's
     /// calls waiting.
     public var turnGroup: (@BusActor (String) -> String)?

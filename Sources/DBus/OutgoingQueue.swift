@@ -34,9 +34,8 @@ extension Connection {
     public func boundSocketBacklog() throws(DBusError) {
         var socket: Int32 = -1
         var bytes = Connection.socketBacklogLimit
-        guard !closed, dbus_connection_get_socket(raw, &socket) != 0 else {
-            throw .failed("the connection has no socket")
-        }
+        guard !closed else { throw .failed("the connection is closed") }
+        guard dbus_connection_get_socket(raw, &socket) != 0 else { throw .failed("the connection has no socket") }
         guard setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
             throw .failed("cannot bound the socket's send buffer: \(String(cString: strerror(errno)))")
         }

@@ -207,9 +207,13 @@ public final class GeoClueService {
             logger.warning("bus: \(error.message); another user's calls may wait behind answers the bus has not read")
         }
         // One user's connections share its turns, so that opening many cannot keep another user's calls waiting;
-        // connections whose user is not known yet share one group.
+        // connections whose user is not known yet share one group, and the bus is asked whose they are at once,
+        // whether or not their calls need it.
         connection.turnGroup = { [weak self] sender in
-            self?.peers.knownUser(of: sender).map { "UID \($0)" } ?? "user not known yet"
+            guard let self else { return "user not known yet" }
+            if let uid = peers.knownUser(of: sender) { return "UID \(uid)" }
+            peers.lookUp(sender)
+            return "user not known yet"
         }
         connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
         connection.introspectionView = { [weak self] call throws(DBusError) in

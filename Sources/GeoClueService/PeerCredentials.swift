@@ -57,6 +57,13 @@ final class PeerCredentials {
         withPeer(name) { body($0.map(\.uid)) }
     }
 
+    /// Starts asking the bus about the connection `name` unless it is known or being asked about already: for a
+    /// caller whose calls need no user, so that its calls still take its user's turns once the bus answers.
+    func lookUp(_ name: String) {
+        guard !name.isEmpty, known[name] == nil, lookups[name] == nil else { return }
+        withPeer(name) { _ in }
+    }
+
     /// The user and process of the connection `name`, asked of the bus unless known.
     func credentials(of name: String) async throws(DBusError) -> (uid: UInt32, pid: UInt32?) {
         let peer = try await peer(name)

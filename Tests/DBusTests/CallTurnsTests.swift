@@ -2,7 +2,7 @@ import Testing
 
 @testable import DBus
 
-@Suite("Method calls served one caller at a time in turn")
+@Suite("Method calls served in turn, by groups of callers")
 struct CallTurnsTests {
     /// Queues `calls` of `caller`; the number refused.
     static func queue<Call>(_ calls: [Call], from caller: String, in turns: inout CallTurns<Call>) -> Int {

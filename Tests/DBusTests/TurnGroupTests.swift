@@ -28,6 +28,12 @@ final class CallerRecordingObject: ExportedObject {
     func setProperty(_ name: String, interface: String, value: DBusValue, sender: String) throws(DBus.DBusError) {}
 }
 
+/// The group of each caller, as a service would learn it.
+@BusActor
+final class GroupNames {
+    var names: [String: String] = [:]
+}
+
 @Suite("Callers grouped for their turns")
 @BusActor
 struct TurnGroupTests {
@@ -65,6 +71,35 @@ struct TurnGroupTests {
             ? [first, other, second, other, first, other, second, other, first, second, first, second]
             : [first, second, other, first, second, other, first, second, other, first, second, other]
         #expect(object.callers == expected)
+    }
+
+    /// ``Connection/regroupCalls(of:)`` moves a caller's waiting calls to the group ``Connection/turnGroup`` names
+    /// now: connections that sent their calls before their user was known stop sharing that group's turns with the
+    /// next new connection's call.
+    @Test func regroupedCallsTakeTheirNewGroupsTurns() throws {
+        let bus = try PrivateBus()
+        let server = try Connection.open(address: bus.address)
+        defer {
+            server.close()
+            bus.stop()
+        }
+        let object = CallerRecordingObject()
+        server.export(object, at: CallerRecordingObject.path)
+        let groups = GroupNames()
+        server.turnGroup = { groups.names[$0] ?? "not known" }
+        for sender in [":1.901", ":1.902"] {
+            for _ in 0..<3 { server.enqueueCall(try Self.call(from: sender)) }
+        }
+        server.enqueueCall(try Self.call(from: ":1.800"))
+        for sender in [":1.901", ":1.902"] {
+            groups.names[sender] = "one user"
+            server.regroupCalls(of: sender)
+        }
+        server.serveCalls()
+        // Left in the group of connections not known, the new connection's call would come third.
+        #expect(object.callers.first == ":1.800", "\(object.callers)")
+        #expect(
+            object.callers.filter { $0 != ":1.800" } == [":1.901", ":1.902", ":1.901", ":1.902", ":1.901", ":1.902"])
     }
 
     /// A connection that closes counts the answers still waiting for their turn as answered, unbuilt, so that

@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import DBus
+@testable import GeoClueService
 
 /// What keeps one user's calls from delaying another's at the service's end of the bus.
 @Suite("One user's calls do not wait behind another's")
@@ -28,6 +29,20 @@ struct ServiceBusFairnessTests {
         #expect(group(names[0]) == group(names[1]), "two connections of the test's user")
         #expect(group(names[2]) != group(names[0]), "a connection that has not called yet is not known")
         #expect(group(names[2]) == group(":1.99999"))
+    }
+
+    /// A connection whose calls need no user (reading the Manager's `InUse`) is still asked about as its first call
+    /// is queued, so that its calls take its user's turns rather than those of connections not known yet.
+    @Test(.timeLimit(.minutes(1)))
+    func aCallerWhoseCallsNeedNoUserIsStillKnown() async throws {
+        let service = try await InProcessService()
+        defer { service.stop() }
+        let app = try await service.app()
+        defer { app.close() }
+        _ = try await app.get(GeoClueTestClient.managerPath, "org.freedesktop.GeoClue2.Manager", "InUse")
+        try await service.waitUntil("the bus to say whose the connection is") {
+            service.service.peers.knownUser(of: app.connection.uniqueName) != nil
+        }
     }
 
     /// The service's socket keeps little of what the bus has not read (``Connection/boundSocketBacklog()``), so that
