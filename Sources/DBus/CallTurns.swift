@@ -65,10 +65,10 @@ struct CallTurns<Call> {
         -> Bool
     {
         if !pastTheLimit, let waiting = queues[caller]?.counted, waiting >= Self.maximumPerCaller { return false }
-        let key = group ?? caller
         if queues[caller] != nil {
-            regroup(caller, in: key)
+            regroup(caller, in: group)
         } else {
+            let key = group ?? caller
             queues[caller] = Queue(group: key)
             join(key, caller)
         }
@@ -78,12 +78,14 @@ struct CallTurns<Call> {
         return true
     }
 
-    /// Moves the calls `caller` has waiting, if any, to the turns of `group`, last among its callers.
-    mutating func regroup(_ caller: String, in group: String) {
-        guard let from = queues[caller]?.group, from != group else { return }
+    /// Moves the calls `caller` has waiting, if any, to the turns of `group` (the caller's own when nil), last among
+    /// its callers.
+    mutating func regroup(_ caller: String, in group: String?) {
+        let key = group ?? caller
+        guard let from = queues[caller]?.group, from != key else { return }
         leave(from, caller)
-        join(group, caller)
-        queues[caller]!.group = group
+        join(key, caller)
+        queues[caller]!.group = key
     }
 
     /// Adds `caller` to the callers of `key` that take its turns, last.

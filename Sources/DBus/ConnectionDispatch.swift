@@ -44,7 +44,7 @@ extension Connection {
     /// user has just become known, so that the calls it sent before, however many, stop sharing the turns of
     /// connections not known yet with every new connection's first call.
     public func regroupCalls(of name: String) {
-        turns.regroup(name, in: turnGroup?(name) ?? name)
+        turns.regroup(name, in: turnGroup?(name))
     }
 
     /// Called when a call of `caller` was refused past a limit (`LimitsExceeded`): for the next second its calls

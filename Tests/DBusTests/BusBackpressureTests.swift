@@ -115,25 +115,19 @@ struct BusBackpressureTests {
         #expect(caughtUp > 0)
     }
 
-    /// A caller that leaves while its answers wait for the bus has them dropped unbuilt, and each of its calls
-    /// counts as answered, so that whoever counts the calls it holds lets go of them.
-    @Test func theAnswersOfACallerThatLeftAreDroppedAndCountedAnswered() throws {
-        let bus = try PrivateBus()
-        let server = try Connection.open(address: bus.address)
-        defer {
-            server.close()
-            bus.stop()
-        }
-        let message = try Message.methodCall(
-            destination: server.uniqueName, path: ObjectPath("/io/github/whereabouts1/test/Large")!,
-            interface: LargeAnswerObject.interface.name, member: "Answer")
-        try #require(dbus_message_set_sender(message.raw, ":1.9999") != 0)
-        let call = MethodCall(message: message, connection: server)
+    /// A caller that leaves, or a connection that closes, while answers wait for the bus has them dropped unbuilt,
+    /// and each of those calls counts as answered, so that whoever counts the calls it holds lets go of them.
+    @Test(arguments: [false, true])
+    func waitingAnswersAreDroppedAndCountedAnswered(connectionCloses: Bool) throws {
+        let recording = try RecordingServer()
+        defer { recording.close() }
+        let server = recording.server
+        let call = MethodCall(message: try RecordingServer.call(from: ":1.9999"), connection: server)
         var answered = 0
         var built = 0
         call.onAnswered = { answered += 1 }
         _ = server.turns.append(.answer(call, { built += 1 }), from: call.sender, pastTheLimit: true)
-        server.forgetCalls(from: ":1.9999")
+        if connectionCloses { server.close() } else { server.forgetCalls(from: ":1.9999") }
         #expect(answered == 1 && built == 0)
         #expect(server.turns.isEmpty)
         #expect(call.isAnswered)
