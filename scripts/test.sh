@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Every test: installs what the tests need (as root, on Debian 12), checks the house's import rules
-# (scripts/check-imports.py) and format (swift format lint), builds, runs the whole suite, replays every
-# fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make deb-check). The
-# suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager stand-ins, a
-# loopback HTTPS Ichnaea server, GeoClue 2.6, xdg-desktop-portal on a private session bus and the real whereaboutsd;
-# it never touches the machine's system bus. A skipped test fails the run.
+# (scripts/check-imports.py) and format (swift format lint), builds, runs the README's demo, runs the whole suite,
+# replays every fuzzing corpus through its target (make fuzz-regress), then the Debian package's checks (make
+# deb-check). The suite starts its own private dbus-daemon, polkitd, gpsd, logind, wpa_supplicant and NetworkManager
+# stand-ins, a loopback HTTPS Ichnaea server, GeoClue 2.6, xdg-desktop-portal on a private session bus and the real
+# whereaboutsd; it never touches the machine's system bus. A skipped test fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -26,6 +26,16 @@ swift format lint --strict --recursive --parallel Sources Tests Benchmarks Fuzz 
 # (WHEREABOUTS_EXTRAS, Package.swift), so that every target still compiles.
 swift build
 swift build -c release
+# The README's other command, on the release build just made: the demo must print fixes from each of its sources
+# (the replay's fixes keep coming; the static source gives one).
+for source in replay static; do
+    count=$([ "$source" = replay ] && echo 2 || echo 1)
+    fixes=$(timeout 300 scripts/demo.sh "--$source" --count "$count") || true
+    if [ "$(grep -c ' ±' <<<"$fixes")" -ne "$count" ]; then
+        echo "scripts/demo.sh --$source --count $count printed, instead of $count fixes: $fixes" >&2
+        exit 1
+    fi
+done
 export WHEREABOUTS_EXTRAS=1
 swift build --build-tests
 log=$(mktemp)
