@@ -118,7 +118,7 @@ private func storageBytesWritten(_ pid: pid_t) -> UInt64? {
         do {
             let asked = monotonicNanoseconds()
             _ = try await connection.call(
-                destination: "org.freedesktop.DBus", path: ObjectPath("/org/freedesktop/DBus")!,
+                destination: "org.freedesktop.DBus", path: NameOwnerFollower.busPath,
                 interface: "org.freedesktop.DBus", member: "GetId", timeout: .seconds(30))
             busLatencies.append(Double(monotonicNanoseconds() - asked) / 1e6)
             let start = monotonicNanoseconds()

@@ -109,6 +109,13 @@ public final class Connection {
     /// True until the bus connection is lost or closed.
     public var isConnected: Bool { !closed && dbus_connection_get_is_connected(raw) != 0 }
 
+    /// The connection's socket (`dbus_connection_get_socket`); nil once it is closed, or when libdbus has none.
+    var socketDescriptor: Int32? {
+        var socket: Int32 = -1
+        guard !closed, dbus_connection_get_socket(raw, &socket) != 0 else { return nil }
+        return socket
+    }
+
     // MARK: Sending and calling
 
     /// Queues `message` for sending; it is written as soon as the socket allows.

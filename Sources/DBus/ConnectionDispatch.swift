@@ -128,8 +128,7 @@ extension Connection {
     /// Reads all the bus has sent so far (libdbus reads a few kilobytes at a time), so that a caller whose call
     /// is behind another's flood in the socket gets its turn without waiting for the flood to be handled.
     private func readAvailable() {
-        var fd: Int32 = -1
-        guard !closed, dbus_connection_get_socket(raw, &fd) != 0 else { return }
+        guard let fd = socketDescriptor else { return }
         var socket = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
         // Bounded in reads too, should libdbus stop taking bytes (its own limit on what it holds) while some wait.
         var reads = 0

@@ -32,10 +32,8 @@ extension Connection {
     /// bus about a new caller, waits behind all of it while the bus reads the connection a few kilobytes at a time.
     /// For a service, whose answers may go out faster than the bus takes them.
     public func boundSocketBacklog() throws(DBusError) {
-        var socket: Int32 = -1
         var bytes = Connection.socketBacklogLimit
-        guard !closed else { throw .failed("the connection is closed") }
-        guard dbus_connection_get_socket(raw, &socket) != 0 else { throw .failed("the connection has no socket") }
+        guard let socket = socketDescriptor else { throw .failed("the connection is closed or has no socket") }
         guard setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
             throw .failed("cannot bound the socket's send buffer: \(String(cString: strerror(errno)))")
         }

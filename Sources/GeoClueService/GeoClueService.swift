@@ -210,10 +210,11 @@ public final class GeoClueService {
         // connections whose user is not known yet share one group, and the bus is asked whose they are at once,
         // whether or not their calls need it.
         connection.turnGroup = { [weak self] sender in
-            guard let self else { return "user not known yet" }
+            let unknown = "user not known yet"
+            guard let self else { return unknown }
             if let uid = peers.knownUser(of: sender) { return "UID \(uid)" }
             peers.lookUp(sender)
-            return "user not known yet"
+            return unknown
         }
         connection.introspectionGate = { [weak self] sender in self?.admitIntrospection(from: sender) }
         connection.introspectionView = { [weak self] call throws(DBusError) in

@@ -66,8 +66,7 @@ struct BusBackpressureTests {
         let peers = try ServerAndClient()
         defer { peers.close() }
         let (bus, server, client) = (peers.bus, peers.server, peers.client)
-        var socket: Int32 = -1
-        try #require(dbus_connection_get_socket(server.raw, &socket) != 0)
+        let socket = try #require(server.socketDescriptor)
         var sendBuffer: Int32 = 8192
         try #require(setsockopt(socket, SOL_SOCKET, SO_SNDBUF, &sendBuffer, socklen_t(MemoryLayout<Int32>.size)) == 0)
         var caughtUp = 0

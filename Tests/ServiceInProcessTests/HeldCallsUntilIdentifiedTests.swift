@@ -1,4 +1,3 @@
-import CDBus
 import Glibc
 import Loop
 import TestSupport
@@ -29,8 +28,7 @@ struct HeldCallsUntilIdentifiedTests {
             flood.close()
             other.close()
         }
-        var socket: Int32 = -1
-        try #require(dbus_connection_get_socket(service.connection.raw, &socket) != 0)
+        let socket = try #require(service.connection.socketDescriptor)
         let sent = [(flood, 60), (other, 3)]
         let outcomes = await withCheckedContinuation { continuation in
             var outcomes: [[String]] = [[], []]

@@ -1,4 +1,3 @@
-import CDBus
 import Glibc
 import Loop
 import TestSupport
@@ -51,8 +50,7 @@ struct ServiceBusFairnessTests {
     func theServiceSocketKeepsLittleOfWhatTheBusHasNotRead() async throws {
         let service = try await InProcessService()
         defer { service.stop() }
-        var socket: Int32 = -1
-        try #require(dbus_connection_get_socket(service.connection.raw, &socket) != 0)
+        let socket = try #require(service.connection.socketDescriptor)
         var bytes: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         try #require(getsockopt(socket, SOL_SOCKET, SO_SNDBUF, &bytes, &length) == 0)
